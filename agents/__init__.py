@@ -1,0 +1,1 @@
+"""Reference agents (GRPO trainer and policies), installed as ``wmrl_agents``."""

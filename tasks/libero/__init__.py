@@ -1,0 +1,1 @@
+"""The LIBERO task family (installed as ``wmrl_tasks.libero``)."""

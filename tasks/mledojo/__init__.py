@@ -1,0 +1,1 @@
+"""The MLE-Dojo task family: readers, the embedded offline pool and the environment."""

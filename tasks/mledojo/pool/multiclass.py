@@ -1,0 +1,122 @@
+"""Multiclass competitions: leaf species, compute-job runtimes, tweet devices and diamond cuts.
+
+They cover the four ways a multiclass answer is graded: calibrated probabilities (log loss
+over 32 species), macro F1 on imbalanced classes, accuracy on short texts, and quadratic
+weighted kappa on an ordinal grade, where being one grade off costs little.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from wmrl_envs.competition import Category
+
+from .sources import load_rdataset, rdataset_source
+from .spec import CompetitionSpec, Prepared, one_hot, random_split, simple_prepared
+
+__all__ = ["SPECS"]
+
+# The 32 species of modeldata's leaf_id_flavia, sorted: the submission's probability columns.
+_LEAF_SPECIES: tuple[str, ...] = (
+    "anhui_barberry", "beale_s_barberry", "big_fruited_holly", "camphortree", "canadian_poplar",
+    "castor_aralia", "chinese_cinnamon", "chinese_horse_chestnut", "chinese_redbud", "chinese_toon",
+    "chinese_tulip_tree", "crape_myrtle", "deodar", "ford_woodlotus", "ginkgo_maidenhair_tree",
+    "glossy_privet", "goldenrain_tree", "japanese_cheesewood", "japanese_flowering_cherry",
+    "japanese_maple", "japanese_viburnum", "nanmu", "oleander", "peach", "pubescent_bamboo",
+    "southern_magnolia", "sweet_osmanthus", "tangerine", "trident_maple", "true_indigo",
+    "wintersweet", "yew_plum_pine",
+)
+_TWEET_SOURCES = {"Twitter Web Client": "web", "Twitter for Android": "android", "Twitter for iPhone": "iphone"}
+_CUT_GRADES = {"Fair": 1, "Good": 2, "Very Good": 3, "Premium": 4, "Ideal": 5}
+
+
+def _leaf_species(rng: np.random.Generator) -> Prepared:
+    frame = load_rdataset("modeldata", "leaf_id_flavia")
+    train, test = random_split(frame, "id", 0.3, rng, start=1)
+    classes = list(_LEAF_SPECIES)
+    answers = pd.concat([test[["id"]], one_hot(test["species"], classes)], axis=1)
+    sample = pd.concat(
+        [test[["id"]], pd.DataFrame(1.0 / len(classes), index=test.index, columns=classes)], axis=1
+    )
+    return Prepared(train=train, test=test.drop(columns=["species"]), answers=answers, sample_submission=sample)
+
+
+def _hpc_jobs(rng: np.random.Generator) -> Prepared:
+    frame = load_rdataset("modeldata", "hpc_data")
+    frame["hour"] = frame["hour"].round(4)
+    train, test = random_split(frame, "job_id", 0.3, rng, start=1)
+    return simple_prepared(train, test, "job_id", {"class": "VF"})
+
+
+def _tweet_source(rng: np.random.Generator) -> Prepared:
+    tweets = load_rdataset("dslabs", "trump_tweets")
+    frame = pd.DataFrame(
+        {
+            "text": tweets["text"].str.replace(r"[\r\n]+", " ", regex=True),
+            "created_at": tweets["created_at"],
+            "retweet_count": tweets["retweet_count"],
+            "favorite_count": tweets["favorite_count"],
+            "is_retweet": tweets["is_retweet"].astype(int),
+            "is_reply": tweets["in_reply_to_user_id_str"].notna().astype(int),
+            "source": tweets["source"].map(_TWEET_SOURCES).fillna("other"),
+        }
+    )
+    train, test = random_split(frame, "id", 0.3, rng, start=1)
+    return simple_prepared(train, test, "id", {"source": "web"})
+
+
+def _diamond_cut(rng: np.random.Generator) -> Prepared:
+    diamonds = load_rdataset("ggplot2", "diamonds")
+    frame = diamonds.iloc[np.sort(rng.choice(len(diamonds), 30000, replace=False))].reset_index(drop=True)
+    frame["cut"] = frame["cut"].map(_CUT_GRADES).astype(int)
+    train, test = random_split(frame, "id", 0.3, rng)
+    return simple_prepared(train, test, "id", {"cut": 5})
+
+
+SPECS: tuple[CompetitionSpec, ...] = (
+    CompetitionSpec(
+        id="leaf-species-flavia",
+        title="Leaf Species Identification: 32 plants from shape and margin features",
+        category=Category.MULTICLASS,
+        metric="multiclass_log_loss",
+        higher_is_better=False,
+        id_column="id",
+        target_columns=_LEAF_SPECIES,
+        source=rdataset_source("modeldata", "leaf_id_flavia", "Flavia leaf image set (Wu et al., 2007), shape and margin features as published in modeldata"),
+        prepare=_leaf_species,
+    ),
+    CompetitionSpec(
+        id="hpc-job-runtime",
+        title="HPC Job Runtime: very fast, fast, moderate or long?",
+        category=Category.MULTICLASS,
+        metric="f1_macro",
+        higher_is_better=True,
+        id_column="job_id",
+        target_columns=("class",),
+        source=rdataset_source("modeldata", "hpc_data", "Pfizer high-performance computing job logs (Kuhn & Johnson, Applied Predictive Modeling)"),
+        prepare=_hpc_jobs,
+    ),
+    CompetitionSpec(
+        id="tweet-device-source",
+        title="Which Phone Sent This Tweet?",
+        category=Category.MULTICLASS,
+        metric="accuracy",
+        higher_is_better=True,
+        id_column="id",
+        target_columns=("source",),
+        source=rdataset_source("dslabs", "trump_tweets", "public tweets of @realDonaldTrump 2009-2017 from the Trump Twitter Archive"),
+        prepare=_tweet_source,
+    ),
+    CompetitionSpec(
+        id="diamond-cut-grade",
+        title="Diamond Cut Grade: read the cut from the measurements",
+        category=Category.MULTICLASS,
+        metric="quadratic_weighted_kappa",
+        higher_is_better=True,
+        id_column="id",
+        target_columns=("cut",),
+        source=rdataset_source("ggplot2", "diamonds", "round-cut diamond listings collected by Hadley Wickham"),
+        prepare=_diamond_cut,
+    ),
+)

@@ -1,0 +1,235 @@
+"""Competitions outside plain classification and regression: ranking, multilabel, forecasting.
+
+These carry the metric shapes that break one-size-fits-all solutions: MAP@10 over ranked
+movie lists, mean column-wise ROC AUC over three diagnoses, SMAPE on a store-item sales
+forecast, and mean column-wise RMSLE over three train stations' ridership.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from wmrl_envs.competition import Category
+
+from .sources import load_rdataset, rdataset_source
+from .spec import CompetitionSpec, Prepared, random_split
+
+__all__ = ["SPECS"]
+
+_RELEVANT_RATING = 4.0
+_FUTURE_SHARE = 0.2
+
+
+def _movie_recommendations(rng: np.random.Generator) -> Prepared:
+    lens = load_rdataset("dslabs", "movielens")
+    movies = lens[["movieId", "title", "year", "genres"]].drop_duplicates("movieId").sort_values("movieId")
+    ratings = lens[["userId", "movieId", "rating", "timestamp"]].sort_values(["userId", "timestamp", "movieId"], kind="stable")
+    # Each user's latest fifth of ratings is the future we ask about; the rest is history.
+    position = ratings.groupby("userId").cumcount()
+    count = ratings.groupby("userId")["movieId"].transform("size")
+    future_mask = position >= count - np.maximum(1, (count * _FUTURE_SHARE).astype(int))
+    history, future = ratings[~future_mask], ratings[future_mask & (ratings["rating"] >= _RELEVANT_RATING)]
+    answers = future.groupby("userId")["movieId"].agg(lambda ids: " ".join(map(str, ids))).rename("movies").reset_index()
+    counts = history.groupby("movieId").size().reset_index(name="n").sort_values(["n", "movieId"], ascending=[False, True])
+    popular = " ".join(map(str, counts["movieId"].head(10)))
+    sample = answers[["userId"]].assign(movies=popular)
+    return Prepared(
+        train=history.reset_index(drop=True),
+        test=answers[["userId"]],
+        answers=answers,
+        sample_submission=sample,
+        extra_files={"movies.csv": movies.reset_index(drop=True)},
+    )
+
+
+def _comorbidities(rng: np.random.Generator) -> Prepared:
+    n = 16000
+    age = np.clip(rng.gamma(9.0, 6.0, n) + 10, 18, 95).round()
+    sex = rng.choice(["F", "M"], n)
+    smoking = rng.choice(["never", "former", "current"], n, p=[0.55, 0.27, 0.18])
+    activity = rng.choice(["low", "moderate", "high"], n, p=[0.4, 0.4, 0.2])
+    region = rng.choice(["north", "south", "east", "west", "central"], n, p=[0.25, 0.3, 0.15, 0.2, 0.1])
+    family_history = (rng.random(n) < 0.22).astype(int)
+    z = (age - 50) / 15
+    metabolic = rng.normal(0, 1, n) + 0.3 * z + 0.4 * (activity == "low") - 0.3 * (activity == "high")
+    vascular = rng.normal(0, 1, n) + 0.6 * z + 0.4 * (smoking == "current") + 0.2 * (sex == "M")
+    bmi = 27 + 3.5 * metabolic + rng.normal(0, 2.5, n)
+    diabetes = rng.random(n) < _sigmoid(-2.6 + 1.3 * metabolic + 0.9 * family_history + 0.3 * z)
+    hypertension = rng.random(n) < _sigmoid(-0.9 + 1.1 * vascular + 0.06 * (bmi - 27) + 0.5 * diabetes)
+    ckd = rng.random(n) < _sigmoid(-4.2 + 0.9 * z + 1.0 * diabetes + 0.9 * hypertension + 0.4 * vascular)
+    glucose = 92 + 9 * metabolic + 22 * diabetes * rng.gamma(2.0, 0.6, n) + rng.normal(0, 12, n)
+    hba1c = 5.3 + 0.25 * metabolic + 0.8 * diabetes * rng.gamma(2.0, 0.5, n) + rng.normal(0, 0.4, n)
+    systolic = 118 + 8 * vascular + 7 * hypertension + 0.3 * (age - 50) + rng.normal(0, 12, n)
+    diastolic = 0.55 * systolic + rng.normal(12, 6, n)
+    creatinine = np.exp(np.log(0.85) + 0.12 * (sex == "M") + 0.25 * ckd * rng.gamma(2.0, 0.5, n) + rng.normal(0, 0.18, n))
+    ldl = 120 + 12 * metabolic + rng.normal(0, 28, n)
+    hdl = 55 - 5 * metabolic - 6 * (sex == "M") + rng.normal(0, 10, n)
+    visits = rng.poisson(1.5 + 1.2 * diabetes + 0.8 * hypertension + 2.0 * ckd + 0.5 * np.maximum(z, 0))
+    frame = pd.DataFrame(
+        {
+            "age": age.astype(int),
+            "sex": sex,
+            "region": region,
+            "smoking": smoking,
+            "activity_level": activity,
+            "family_history_diabetes": family_history,
+            "bmi": bmi.round(1),
+            "systolic_bp": systolic.round(),
+            "diastolic_bp": diastolic.round(),
+            "fasting_glucose": glucose.round(),
+            # Doctors order HbA1c mostly when glucose looks high: missing not at random.
+            "hba1c": np.where(rng.random(n) < _sigmoid(-1.0 + 0.04 * (glucose - 100)), hba1c.round(1), np.nan),
+            "creatinine": np.where(rng.random(n) < 0.15, np.nan, creatinine.round(2)),
+            "ldl": np.where(rng.random(n) < 0.3, np.nan, ldl.round()),
+            "hdl": np.where(rng.random(n) < 0.3, np.nan, hdl.round()),
+            "visits_last_year": visits,
+            "diabetes": diabetes.astype(int),
+            "hypertension": hypertension.astype(int),
+            "ckd": ckd.astype(int),
+        }
+    )
+    train, test = random_split(frame, "patient_id", 0.3, rng, start=100001)
+    targets = ["diabetes", "hypertension", "ckd"]
+    sample = test[["patient_id"]].assign(**{t: 0.5 for t in targets})
+    return Prepared(train=train, test=test.drop(columns=targets), answers=test[["patient_id", *targets]], sample_submission=sample)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _store_demand(rng: np.random.Generator) -> Prepared:
+    n_stores, n_items = 5, 10
+    dates = pd.date_range("2015-01-01", "2016-12-31", freq="D")
+    cutoff = pd.Timestamp("2016-10-01")
+    stores = pd.DataFrame(
+        {
+            "store": np.arange(1, n_stores + 1),
+            "city": ["Quito", "Quito", "Guayaquil", "Cuenca", "Ambato"],
+            "type": ["A", "B", "A", "C", "B"],
+            "size_sqft": [42000, 18000, 35000, 9000, 15000],
+        }
+    )
+    items = pd.DataFrame(
+        {
+            "item": np.arange(1, n_items + 1),
+            "family": ["produce", "produce", "dairy", "dairy", "bakery", "bakery", "beverages", "beverages", "household", "household"],
+            "unit_price": rng.uniform(0.8, 9.0, n_items).round(2),
+        }
+    )
+    holidays = _holidays(dates)
+    store_level = np.array([1.6, 0.8, 1.3, 0.45, 0.7])
+    item_level = rng.lognormal(2.6, 0.6, n_items)
+    weekly = {"A": [0.9, 0.85, 0.88, 0.95, 1.1, 1.35, 1.25], "B": [0.95, 0.92, 0.94, 1.0, 1.1, 1.2, 1.0], "C": [1.0, 1.0, 1.0, 1.05, 1.1, 1.0, 0.6]}
+    days = np.asarray((dates - dates[0]).days)
+    doy, dow = np.asarray(dates.dayofyear), np.asarray(dates.dayofweek)
+    holiday_lift = pd.Series(1.0, index=dates)
+    holiday_lift.loc[holidays["date"]] = holidays["lift"].to_numpy()
+    rows = []
+    for s in range(n_stores):
+        for i in range(n_items):
+            season = 1 + rng.uniform(0.05, 0.3) * np.sin(2 * np.pi * (doy - rng.uniform(0, 365)) / 365.25)
+            trend = np.exp(rng.normal(0.0004, 0.0003) * days)
+            promo = rng.random(len(dates)) < rng.uniform(0.02, 0.1)
+            mu = store_level[s] * item_level[i] * season * trend * np.asarray(weekly[stores["type"][s]])[dow]
+            mu = mu * holiday_lift.to_numpy() * np.where(promo, rng.uniform(1.3, 1.9), 1.0)
+            # Poisson-gamma noise: sales are over-dispersed counts, as real shelves are.
+            sales = rng.poisson(mu * rng.gamma(15.0, 1 / 15.0, len(dates)))
+            rows.append(pd.DataFrame({"date": dates, "store": s + 1, "item": i + 1, "onpromotion": promo.astype(int), "sales": sales}))
+    frame = pd.concat(rows, ignore_index=True).sort_values(["date", "store", "item"], kind="stable").reset_index(drop=True)
+    frame.insert(0, "id", np.arange(len(frame)))
+    frame["date"] = frame["date"].dt.strftime("%Y-%m-%d")
+    is_test = frame["date"] >= cutoff.strftime("%Y-%m-%d")
+    train, test = frame[~is_test].reset_index(drop=True), frame[is_test].reset_index(drop=True)
+    holidays = holidays.assign(date=holidays["date"].dt.strftime("%Y-%m-%d")).drop(columns=["lift"])
+    return Prepared(
+        train=train,
+        test=test.drop(columns=["sales"]),
+        answers=test[["id", "sales"]],
+        sample_submission=test[["id"]].assign(sales=0),
+        extra_files={"stores.csv": stores, "items.csv": items, "holidays.csv": holidays},
+    )
+
+
+def _holidays(dates: pd.DatetimeIndex) -> pd.DataFrame:
+    """Fixed-date holidays with the demand lift they cause (Christmas Day: stores closed)."""
+    rules = [("New Year's Day", 1, 1, 0.3), ("Carnival Monday", 2, 8, 1.2), ("Labour Day", 5, 1, 0.7), ("Independence Day", 8, 10, 1.15),
+             ("All Souls' Day", 11, 2, 1.25), ("Christmas Eve", 12, 24, 1.8), ("Christmas Day", 12, 25, 0.0), ("New Year's Eve", 12, 31, 1.5)]
+    years = sorted(set(dates.year))
+    table = pd.DataFrame(
+        [(pd.Timestamp(year, month, day), name, lift) for year in years for name, month, day, lift in rules],
+        columns=["date", "holiday", "lift"],
+    )
+    return table.sort_values("date").reset_index(drop=True)
+
+
+def _chicago_ridership(rng: np.random.Generator) -> Prepared:
+    chicago = load_rdataset("modeldata", "Chicago")
+    lags = {station: f"{station.lower()}_lag14" for station in chicago.columns[1:21]}
+    frame = chicago.rename(columns=lags).drop(columns=["ridership"])
+    # Station columns are 14-day lags, so a station's same-day ridership is its lag 14 rows later.
+    frame["clark_lake"] = chicago["ridership"]
+    frame["belmont"] = chicago["Belmont"].shift(-14)
+    frame["austin"] = chicago["Austin"].shift(-14)
+    frame = frame.dropna(subset=["belmont", "austin"]).reset_index(drop=True)
+    frame = frame[["date", *[c for c in frame.columns if c != "date"]]]
+    n_test = int(round(len(frame) * 0.25))
+    train, test = frame.iloc[:-n_test].reset_index(drop=True), frame.iloc[-n_test:].reset_index(drop=True)
+    targets = ["clark_lake", "belmont", "austin"]
+    means = train[targets].mean().round(1)
+    return Prepared(
+        train=train,
+        test=test.drop(columns=targets),
+        answers=test[["date", *targets]],
+        sample_submission=test[["date"]].assign(**means.to_dict()),
+    )
+
+
+SPECS: tuple[CompetitionSpec, ...] = (
+    CompetitionSpec(
+        id="movielens-next-favorites",
+        title="MovieLens Next Favorites: which movies will each user love next?",
+        category=Category.OTHER,
+        metric="map_at_k",
+        higher_is_better=True,
+        id_column="userId",
+        target_columns=("movies",),
+        source=rdataset_source("dslabs", "movielens", "MovieLens latest-small by GroupLens (Harper & Konstan, 2015; research use, not redistributed)"),
+        prepare=_movie_recommendations,
+        metric_kwargs={"k": 10},
+    ),
+    CompetitionSpec(
+        id="clinic-comorbidity-flags",
+        title="Clinic Comorbidity Flags: diabetes, hypertension and kidney disease from a checkup",
+        category=Category.OTHER,
+        metric="mean_column_roc_auc",
+        higher_is_better=True,
+        id_column="patient_id",
+        target_columns=("diabetes", "hypertension", "ckd"),
+        source="seeded generator (wmrl, Apache-2.0): correlated latent risks, labs missing not at random, categorical lifestyle",
+        prepare=_comorbidities,
+    ),
+    CompetitionSpec(
+        id="store-item-demand",
+        title="Store Item Demand: forecast three months of daily sales",
+        category=Category.OTHER,
+        metric="smape",
+        higher_is_better=False,
+        id_column="id",
+        target_columns=("sales",),
+        source="seeded generator (wmrl, Apache-2.0): 50 store-item series with trend, weekly and yearly seasonality, holidays, promotions",
+        prepare=_store_demand,
+    ),
+    CompetitionSpec(
+        id="chicago-l-ridership",
+        title="Chicago 'L' Ridership: daily entries at three stations",
+        category=Category.OTHER,
+        metric="mean_column_rmsle",
+        higher_is_better=False,
+        id_column="date",
+        target_columns=("clark_lake", "belmont", "austin"),
+        source=rdataset_source("modeldata", "Chicago", "Chicago Transit Authority ridership with weather and game schedules (Kuhn & Johnson, 2020)"),
+        prepare=_chicago_ridership,
+    ),
+)

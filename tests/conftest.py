@@ -1,0 +1,45 @@
+"""Shared fixtures: the reference metadata that sits beside the repository, and thread settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _reference_dir() -> Path:
+    env = os.environ.get("WMRL_REFERENCE_DIR")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "mledojo-reference"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Keep the default pool cache out of the user's home during tests."""
+    cache = tmp_path_factory.mktemp("wmrl-cache")
+    os.environ["WMRL_CACHE_DIR"] = str(cache)
+    return cache
+
+
+@pytest.fixture(scope="session")
+def pool_root(isolated_cache: Path) -> Path:
+    """Every embedded pool competition, built once per session (a few seconds)."""
+    from wmrl_tasks.mledojo.pool import build_pool
+
+    return build_pool()
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """Real MLE-Dojo / MLE-bench metadata for 15 competitions (read-only, never copied)."""
+    path = _reference_dir()
+    if not path.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"reference metadata missing at {path}; CI must have ../shared beside the clone")
+        pytest.skip(f"reference metadata not found at {path} (set WMRL_REFERENCE_DIR)")
+    return path

@@ -1,0 +1,54 @@
+"""The `wmrl` command as a user calls it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wmrl_envs.cli import main
+from wmrl_tasks.mledojo.pool import POOL_IDS
+from wmrl_tasks.mledojo.pool.baselines import baseline_code
+
+TASK = "telco-customer-churn"
+
+
+def test_tasks_lists_every_pool_competition_as_json(pool_root, capsys) -> None:
+    assert main(["tasks", "--json", "--data-root", str(pool_root)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["id"] for r in rows} == set(POOL_IDS)
+    assert set(rows[0]) == {"id", "category", "split", "metric", "direction"}
+
+
+@pytest.mark.slow
+def test_run_json_reports_status_score_position_medal_and_cost(pool_root, tmp_path, capsys) -> None:
+    solution = tmp_path / "solution.py"
+    solution.write_text(baseline_code(TASK))
+    code = main(["run", "--task", TASK, str(solution), "--data-root", str(pool_root), "--json", "--time-limit", "120"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "ok" and report["valid"] is True and report["reason"] == ""
+    assert set(report["position"]) == {"public", "private", "average"}
+    assert 0.0 < report["position"]["average"] <= 1.0
+    assert "medal" in report and isinstance(report["score"], float)
+    assert {"wall_s", "cpu_s", "peak_mb"} <= set(report["exec"])
+
+
+def test_run_accepts_a_competition_folder_as_the_task(pool_root, tmp_path, capsys) -> None:
+    solution = tmp_path / "solution.py"
+    solution.write_text("print('writes nothing')\n")
+    assert main(["run", "--task", str(pool_root / TASK), str(solution), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] is False and "no submission" in report["reason"]
+
+
+def test_an_unknown_task_is_a_clear_error_not_a_traceback(pool_root, tmp_path, capsys) -> None:
+    solution = tmp_path / "solution.py"
+    solution.write_text("print(1)\n")
+    assert main(["run", "--task", "not-a-task", str(solution), "--data-root", str(pool_root)]) == 2
+    assert "known ids" in capsys.readouterr().err
+
+
+def test_a_missing_solution_file_is_a_clear_error(pool_root, capsys) -> None:
+    assert main(["run", "--task", TASK, "/nonexistent/solution.py", "--data-root", str(pool_root)]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -1,0 +1,149 @@
+"""The ``wmrl`` command: list tasks and run one solution through the sandbox and grader.
+
+Task families are imported inside the commands, so ``import wmrl_envs`` stays light and
+the library never depends on a task family at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from wmrl_envs import console
+from wmrl_envs.errors import WmrlError
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``wmrl`` console command; returns the process exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (WmrlError, FileNotFoundError, KeyError, ValueError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        console.error(f"{type(exc).__name__}: {message}")
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="wmrl", description="World Model RL: environments, grading and benchmarks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    tasks = sub.add_parser("tasks", help="list the competitions of the pool (or of --data-root)")
+    tasks.add_argument("--split", default="all", choices=["train", "held-out", "all"])
+    tasks.add_argument("--data-root", type=Path, default=None, help="a folder of prepared competitions")
+    tasks.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
+    tasks.set_defaults(func=_cmd_tasks)
+
+    run = sub.add_parser("run", help="execute one solution in the sandbox and grade it")
+    run.add_argument("--task", required=True, help="a task id, or the path of a competition folder")
+    run.add_argument("solution", type=Path, help="the Python file to run")
+    run.add_argument("--data-root", type=Path, default=None, help="a folder of prepared competitions")
+    run.add_argument("--executor", default="auto", choices=["auto", "bwrap", "local", "docker"])
+    run.add_argument("--time-limit", type=float, default=1200.0, help="wall-clock budget in seconds")
+    run.add_argument("--memory-mb", type=int, default=4096, help="memory limit in MB")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    run.set_defaults(func=_cmd_run)
+
+    demo = sub.add_parser("demo", help="run the pool's baseline solutions through the sandbox and grader")
+    demo.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
+    demo.add_argument("--executor", default="auto", choices=["auto", "bwrap", "local", "docker"])
+    demo.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
+    demo.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
+    demo.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from wmrl_tasks.mledojo.catalog import load_competitions
+
+    rows = [
+        {
+            "id": c.id,
+            "category": c.category.value,
+            "split": c.split.value,
+            "metric": c.metric,
+            "direction": c.direction,
+        }
+        for c in load_competitions(args.split, args.data_root)
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        console.table("Competitions", rows)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from wmrl_envs.outcome import execute_and_grade
+    from wmrl_envs.sandbox import make_executor
+    from wmrl_envs.sandbox.base import Limits
+    from wmrl_tasks.mledojo.catalog import select_competition
+
+    if not args.solution.is_file():
+        raise FileNotFoundError(f"solution file {args.solution} does not exist")
+    code = args.solution.read_text(encoding="utf-8", errors="replace")
+    competition = select_competition(args.task, args.data_root)
+    limits = Limits(wall_time_s=args.time_limit, memory_mb=args.memory_mb)
+    executor = make_executor(args.executor)
+    with tempfile.TemporaryDirectory(prefix="wmrl-run-") as workdir:
+        outcome = execute_and_grade(competition, code, executor, limits, Path(workdir))
+    report = {"task": competition.id, "metric": competition.metric, "direction": competition.direction}
+    report.update(outcome.to_dict())
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        console.run_report(report, outcome.execution.stdout, outcome.execution.stderr)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from wmrl_envs.outcome import execute_and_grade
+    from wmrl_envs.sandbox import make_executor
+    from wmrl_envs.sandbox.base import Limits
+    from wmrl_tasks.mledojo.catalog import load_competitions
+    from wmrl_tasks.mledojo.pool.baselines import baseline_code
+
+    competitions = load_competitions(args.split)
+    executor = make_executor(args.executor)
+    limits = Limits(wall_time_s=600)
+
+    def run_one(competition):
+        with tempfile.TemporaryDirectory(prefix="wmrl-demo-") as workdir:
+            code = baseline_code(competition.id)
+            return competition, execute_and_grade(competition, code, executor, limits, Path(workdir))
+
+    with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
+        results = list(console.track(pool.map(run_one, competitions), len(competitions), "baseline runs"))
+    rows = [
+        {
+            "task": c.id,
+            "category": c.category.value,
+            "metric": c.metric,
+            "status": o.execution.status.value,
+            "valid": o.grade.valid,
+            "score": o.grade.score,
+            "position": round(o.position, 4),
+            "wall_s": round(o.execution.wall_s, 2),
+        }
+        for c, o in results
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        console.table(f"Baseline solutions on the {args.split} split", rows)
+        mean = sum(r["position"] for r in rows) / len(rows)
+        console.note(f"mean position score: {mean:.3f} over {len(rows)} tasks (backend: {executor.name})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

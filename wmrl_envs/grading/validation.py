@@ -1,0 +1,286 @@
+"""Submission validation: turn whatever a solution wrote into aligned predictions, or say why not.
+
+A policy under training writes broken files all the time, so a bad submission is an
+ordinary outcome, not an exception: `validate_submission` never raises for one and returns
+a `ValidationResult` whose ``reason`` says what was wrong in terms an agent can act on
+("812 rows, expected 1000 (ids missing: 17, 42, ...)"). Problems with the task itself
+(answers without the id column, a missing sample submission) do raise, because no
+submission could fix them.
+
+Rows may come in any order; they are aligned to the answers by id (ids compared with the
+rule in `labels`). Answers may carry a Kaggle-style ``Usage`` column (``Public`` /
+``Private``) that splits rows between the two leaderboards; it is never a submission column.
+The allowed labels of a label metric are the answers' labels, or ``metric_kwargs["labels"]``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wmrl_envs.competition import Competition
+from wmrl_envs.grading.labels import canonical_label, canonical_labels
+from wmrl_envs.grading.metrics import Metric, get_metric
+
+__all__ = ["USAGE_COLUMN", "ValidationResult", "validate_submission"]
+
+USAGE_COLUMN = "Usage"
+_USAGES = ("public", "private")
+_SHOWN = 5
+"""How many example ids or values a reason lists before '...'."""
+
+
+@dataclass(frozen=True, eq=False)
+class ValidationResult:
+    """Whether a submission can be scored; if so, predictions and answers aligned row by row."""
+
+    valid: bool
+    reason: str = ""
+    predictions: pd.DataFrame | None = None
+    """Target columns of the submission, in the answers' row order (index 0..n-1)."""
+    answers: pd.DataFrame | None = None
+    """Target columns of the answers, same order."""
+    usage: pd.Series | None = None
+    """'public' or 'private' per aligned row when the answers have a Usage column, else None."""
+
+    @classmethod
+    def invalid(cls, reason: str) -> ValidationResult:
+        """A result for a submission that cannot be scored, with the reason."""
+        return cls(valid=False, reason=reason)
+
+
+class _Invalid(Exception):
+    """Raised inside this module only; becomes ``ValidationResult.invalid(reason)``."""
+
+
+def validate_submission(
+    competition: Competition, submission: pd.DataFrame | str | Path, answers: pd.DataFrame
+) -> ValidationResult:
+    """Check a submission (frame or CSV path) against the answers and align it by id; never raises for bad input."""
+    metric = get_metric(competition.metric)
+    expected = _expected_columns(competition)
+    _check_answers(competition, answers, metric)
+    try:
+        frame = submission if isinstance(submission, pd.DataFrame) else _read_submission(Path(submission))
+        _check_columns(frame, expected)
+        aligned = _align_by_id(frame, answers, competition.id_column)
+        predictions = pd.DataFrame(
+            {c: _check_values(aligned, c, metric, competition, answers) for c in competition.target_columns}
+        )
+    except _Invalid as invalid:
+        return ValidationResult.invalid(str(invalid))
+    return ValidationResult(
+        valid=True,
+        predictions=predictions,
+        answers=answers[list(competition.target_columns)].reset_index(drop=True),
+        usage=_usage(answers),
+    )
+
+
+def _read_submission(path: Path) -> pd.DataFrame:
+    # Text cells only: each column's type is decided by the metric, not guessed by pandas.
+    if not path.exists():
+        raise _Invalid(f"no submission file at {path}: the solution must write its predictions there")
+    if not path.is_file():
+        raise _Invalid(f"submission path {path} is not a regular file")
+    if path.stat().st_size == 0:
+        raise _Invalid(f"submission file {path} is empty: write a header row and one row per test id")
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+    except pd.errors.EmptyDataError:
+        raise _Invalid(f"submission file {path} is empty: write a header row and one row per test id") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, ValueError) as err:
+        raise _Invalid(f"submission file {path} could not be parsed as CSV: {_first_line(err)}") from None
+    except OSError as err:
+        raise _Invalid(f"submission file {path} could not be read: {err.strerror or err}") from None
+    if not isinstance(frame.index, pd.RangeIndex):
+        # pandas silently turns extra leading fields into an index instead of failing.
+        raise _Invalid(
+            f"submission file {path} could not be parsed as CSV: data rows have more fields than the "
+            f"{frame.shape[1]} header columns"
+        )
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame
+
+
+# --- the task's side --------------------------------------------------------------------------
+
+
+def _expected_columns(competition: Competition) -> list[str]:
+    path = competition.sample_submission_path
+    if not Path(path).is_file():
+        raise FileNotFoundError(
+            f"sample submission {path} of competition {competition.id!r} is missing; re-prepare the task folder"
+        )
+    columns = [str(c).strip() for c in pd.read_csv(path, nrows=0, encoding="utf-8-sig").columns]
+    needed = [competition.id_column, *competition.target_columns]
+    if not set(needed) <= set(columns):
+        raise ValueError(
+            f"sample submission {path} has columns {columns} but competition {competition.id!r} "
+            f"declares id {competition.id_column!r} and targets {list(competition.target_columns)}; fix the task metadata"
+        )
+    return columns
+
+
+def _check_answers(competition: Competition, answers: pd.DataFrame, metric: Metric) -> None:
+    needed = [competition.id_column, *competition.target_columns]
+    missing = [c for c in needed if c not in answers.columns]
+    if missing:
+        raise ValueError(f"answers of {competition.id!r} lack columns {missing}; the task folder is broken")
+    ids = canonical_labels(answers[competition.id_column])
+    if ids.isna().any() or ids.duplicated().any():
+        raise ValueError(f"answers of {competition.id!r} have missing or duplicate ids; the task folder is broken")
+    if metric.kind != "ranking" and answers[list(competition.target_columns)].isna().any().any():
+        raise ValueError(f"answers of {competition.id!r} have missing target values; the task folder is broken")
+
+
+def _usage(answers: pd.DataFrame) -> pd.Series | None:
+    if USAGE_COLUMN not in answers.columns:
+        return None
+    usage = answers[USAGE_COLUMN].astype(str).str.strip().str.lower().reset_index(drop=True)
+    unknown = sorted(set(usage) - set(_USAGES))
+    if unknown:
+        raise ValueError(f"answers column {USAGE_COLUMN!r} must be Public or Private, found {unknown[:_SHOWN]}")
+    return usage
+
+
+# --- the submission's side --------------------------------------------------------------------
+
+
+def _check_columns(frame: pd.DataFrame, expected: list[str]) -> None:
+    got = [str(c) for c in frame.columns]
+    missing = [c for c in expected if c not in got]
+    extra = [c for c in got if c not in expected]
+    if missing or extra:
+        parts = ([f"missing {_listing(missing)}"] if missing else []) + (
+            [f"unexpected {_listing(extra)}"] if extra else []
+        )
+        raise _Invalid(f"wrong columns: {'; '.join(parts)} (expected exactly: {', '.join(expected)})")
+
+
+def _align_by_id(frame: pd.DataFrame, answers: pd.DataFrame, id_column: str) -> pd.DataFrame:
+    ids = canonical_labels(frame[id_column])
+    expected_ids = canonical_labels(answers[id_column])
+    if ids.isna().any():
+        raise _Invalid(f"{int(ids.isna().sum())} rows have an empty {id_column!r}; every row needs a test id")
+    counts = ids.value_counts()
+    duplicates = counts[counts > 1]
+    wanted, given = set(expected_ids), set(ids)
+    missing = [i for i in expected_ids if i not in given]
+    unexpected = [i for i in dict.fromkeys(ids) if i not in wanted]
+    details = ([f"ids missing: {_listing(missing)}"] if missing else []) + (
+        [f"unexpected ids: {_listing(unexpected)}"] if unexpected else []
+    )
+    details += [f"duplicate ids: {_listing(f'{i} (x{n})' for i, n in duplicates.items())}"] if len(duplicates) else []
+    if len(frame) != len(answers):
+        raise _Invalid(f"{len(frame)} rows, expected {len(answers)} ({'; '.join(details)})")
+    if details:
+        raise _Invalid(f"ids do not match the test set ({'; '.join(details)})")
+    return frame.set_axis(ids.to_numpy(), axis=0).loc[expected_ids.to_numpy()].reset_index(drop=True)
+
+
+def _check_values(
+    aligned: pd.DataFrame, column: str, metric: Metric, competition: Competition, answers: pd.DataFrame
+) -> pd.Series:
+    values = aligned[column]
+    if metric.kind == "ranking":
+        return values.map(lambda v: "" if _is_missing(v) else str(v).strip())
+    if metric.kind == "label":
+        return _check_labels(
+            values, column, aligned[competition.id_column], _allowed_labels(competition, answers[column])
+        )
+    return _check_numbers(values, column, aligned[competition.id_column], metric)
+
+
+def _allowed_labels(competition: Competition, answer_column: pd.Series) -> set[str]:
+    declared = competition.metric_kwargs.get("labels")
+    keys = [canonical_label(v) for v in declared] if declared is not None else canonical_labels(answer_column).tolist()
+    return {k for k in keys if k is not None}
+
+
+def _check_labels(values: pd.Series, column: str, ids: pd.Series, allowed: set[str]) -> pd.Series:
+    keys = canonical_labels(values)
+    _reject(keys.isna(), f"column {column!r} has {{n}} empty labels", ids)
+    outside = ~keys.isin(allowed)
+    if outside.any():
+        examples = _listing(f"{values[i]!r} (id {ids[i]})" for i in np.flatnonzero(outside))
+        raise _Invalid(
+            f"column {column!r} has {int(outside.sum())} labels outside the allowed set "
+            f"{{{_listing(sorted(allowed, key=_label_order), shown=10)}}}: {examples}"
+        )
+    return values.map(lambda v: v.strip() if isinstance(v, str) else v)
+
+
+def _check_numbers(values: pd.Series, column: str, ids: pd.Series, metric: Metric) -> pd.Series:
+    numbers = _parse_numbers(values, column, ids)
+    _reject(numbers.isna(), f"column {column!r} has {{n}} missing (NaN or empty) values", ids)
+    _reject(np.isinf(numbers), f"column {column!r} has {{n}} infinite values", ids)
+    if metric.prediction_range is not None:
+        lo, hi = metric.prediction_range
+        outside = (numbers < lo) | (numbers > hi)
+        if outside.any():
+            examples = _listing(f"{numbers[i]:g} for id {ids[i]}" for i in np.flatnonzero(outside))
+            need = "probabilities" if metric.kind == "probability" else "values"
+            raise _Invalid(
+                f"column {column!r} has {int(outside.sum())} values outside [{lo:g}, {hi:g}]: {examples}; "
+                f"{metric.name} needs {need} in that range"
+            )
+    return numbers
+
+
+def _parse_numbers(values: pd.Series, column: str, ids: pd.Series) -> pd.Series:
+    """Floats, NaN where a cell is empty; `_Invalid` naming the cells that are text, not numbers."""
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return values.astype(float)
+    text = values.map(lambda v: "" if _is_missing(v) else str(v).strip()).astype(object)
+    numbers = pd.to_numeric(text, errors="coerce").astype(float)
+    unparsed = numbers.isna() & (text != "")
+    if unparsed.any():
+        # Booleans spelled as text (True/false) are the numbers 1 and 0, as in the label rule.
+        numbers[unparsed] = [_float_or_nan(canonical_label(t)) for t in text[unparsed]]
+    not_numbers = numbers.isna() & ~text.str.lower().isin(["", "nan"])
+    if not_numbers.any():
+        examples = _listing(f"{text[i]!r} for id {ids[i]}" for i in np.flatnonzero(not_numbers))
+        raise _Invalid(f"column {column!r} has {int(not_numbers.sum())} values that are not numbers: {examples}")
+    return numbers
+
+
+# --- small helpers ----------------------------------------------------------------------------
+
+
+def _reject(mask: pd.Series, message: str, ids: pd.Series) -> None:
+    if mask.any():
+        raise _Invalid(f"{message.format(n=int(mask.sum()))} (ids: {_listing(ids[mask])})")
+
+
+def _listing(items: Iterable[Any], shown: int = _SHOWN) -> str:
+    items = list(items)
+    text = ", ".join(str(i) for i in items[:shown])
+    return text + (", ..." if len(items) > shown else "")
+
+
+def _label_order(key: str) -> tuple[int, float, str]:
+    number = _float_or_nan(key)
+    return (0, number, "") if not math.isnan(number) else (1, 0.0, key)
+
+
+def _float_or_nan(key: str | None) -> float:
+    try:
+        return float(key) if key is not None else math.nan
+    except ValueError:
+        return math.nan
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

@@ -1,0 +1,145 @@
+"""Local backend: a plain subprocess with rlimits, for development and bwrap-less hosts.
+
+This is NOT a security boundary: the solution sees the host's filesystem, guarded only
+by file permissions. What it does bound: wall time, address space, file size, open
+files and tasks; leftovers (the launcher is a child subreaper and every process of the
+run is swept at the end); and the network (a namespace holding only loopback; when
+unprivileged this needs user namespaces, and ``extra["network"]`` says when it was not
+possible). As root, each run gets a fresh unprivileged uid (see `identity`), so the
+private answers (root-owned, mode 0700, as the task layer keeps them) are unreadable and
+``RLIMIT_NPROC`` applies; paths that uid cannot traverse, such as an interpreter under
+``/root``, are re-exposed through a private mount namespace (see `exposure`). Where a
+writable cgroup hierarchy exists, the run also gets memory and pids cgroup limits.
+
+Example:
+    >>> from pathlib import Path
+    >>> from wmrl_envs.sandbox import LocalExecutor, Limits
+    >>> LocalExecutor().run("print(1)", Path("/tmp/out"), Path("/tmp/data"), Limits(wall_time_s=10)).stdout
+    '1\\n'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+from wmrl_envs.sandbox.base import ExecutionResult, Limits
+from wmrl_envs.sandbox.cgroups import RunCgroup
+from wmrl_envs.sandbox.exposure import plan_exposure
+from wmrl_envs.sandbox.identity import fresh_uid
+from wmrl_envs.sandbox.outcome import infra_error
+from wmrl_envs.sandbox.proctree import descendants, pids_of_uid, pids_with_marker
+from wmrl_envs.sandbox.programs import HOST_DIR
+from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots
+from wmrl_envs.sandbox.rlimits import rlimits_for
+from wmrl_envs.sandbox.rundir import RunDir, prepare_dirs, run_dir
+from wmrl_envs.sandbox.solution_env import solution_env
+from wmrl_envs.sandbox.supervise import Launch, supervise
+
+__all__ = ["LocalExecutor"]
+
+logger = logging.getLogger(__name__)
+_warned = False
+
+
+def _warn_once() -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        logger.warning(
+            "LocalExecutor is not a security boundary: solutions see this machine's filesystem, guarded only by "
+            "file permissions; use the bwrap or docker backend for untrusted code"
+        )
+
+
+class LocalExecutor:
+    """Runs solutions as a bounded local subprocess (not isolated; see the module docstring)."""
+
+    name = "local"
+
+    def __init__(self, use_cgroups: bool = True) -> None:
+        self.use_cgroups = use_cgroups
+
+    def run(self, code: str, workdir: Path, public_data: Path, limits: Limits) -> ExecutionResult:
+        """Run `code` with ``DATA_DIR=public_data`` and ``OUTPUT_DIR=workdir``, bounded by `limits`."""
+        _warn_once()
+        uid = fresh_uid()
+        prepared = prepare_dirs(workdir, public_data, uid)
+        if isinstance(prepared, str):
+            return infra_error(self.name, prepared)
+        workdir, public_data = prepared
+        if uid is not None:
+            workdir.chmod(0o700)  # other runs share this filesystem view: keep this run's output to itself
+        marker = f"WMRL_RUN={secrets.token_hex(8)}"
+        with run_dir(code, uid, prefix="wmrl-local-") as run:
+            config = self._config(run, workdir, public_data, limits, uid, marker)
+            if isinstance(config, str):
+                return infra_error(self.name, config)
+            cgroup = RunCgroup.create(limits) if self.use_cgroups and uid is not None else None
+            if cgroup is not None:
+                config["cgroup_procs"] = cgroup.procs_files
+            solution = _solution_finder(uid, marker, cgroup)
+            launch = Launch(
+                command=lambda fd: _launcher_command(dict(config, report_fd=fd)),
+                backend=self.name,
+                workdir=workdir,
+                solution_processes=solution,
+                memory_events=cgroup.oom_killed if cgroup is not None else (lambda: False),
+                extra={"cgroup": cgroup.kind if cgroup is not None else None, "uid": uid},
+            )
+            try:
+                return supervise(launch, limits)
+            finally:
+                if cgroup is not None:
+                    cgroup.remove()
+
+    def _config(
+        self, run: RunDir, workdir: Path, public_data: Path, limits: Limits, uid: int | None, marker: str
+    ) -> dict | str:
+        python = interpreter()
+        env = solution_env(public_data, workdir, run.tmp, python.parent, limits)
+        env.update([marker.split("=", 1)])
+        config: dict = {
+            "argv": [str(python), str(run.solution)],
+            "env": env,
+            "cwd": str(workdir),
+            "rlimits": rlimits_for(limits, 0 if uid is not None else _tasks_of_this_uid()),
+            "uid": uid,
+            "gid": uid,
+            "isolate_network": True,
+        }
+        if uid is not None:
+            plan = plan_exposure(read=[*python_roots(), public_data, run.code], write=[workdir, run.tmp])
+            if isinstance(plan, str):
+                return f"the sandbox uid cannot use a path it needs: {plan}"
+            config["expose"] = plan
+        return config
+
+
+def _launcher_command(config: dict) -> list[str]:
+    return [str(interpreter()), "-I", "-S", str(HOST_DIR / "_launcher.py"), json.dumps(config)]
+
+
+def _solution_finder(uid: int | None, marker: str, cgroup: RunCgroup | None) -> Callable[[int], set[int]]:
+    """The run's processes other than its launcher: by uid and cgroup as root, else by tree and marker."""
+    if uid is None:
+        return lambda launcher: descendants(launcher) | pids_with_marker(marker)
+    if cgroup is None:
+        return lambda launcher: pids_of_uid(uid)
+    return lambda launcher: (pids_of_uid(uid) | cgroup.pids()) - {launcher}
+
+
+def _tasks_of_this_uid() -> int:
+    """Tasks (threads included) already counted against this uid's RLIMIT_NPROC."""
+    me, count = os.getuid(), 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{pid}").st_uid == me:
+                count += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            continue
+    return count

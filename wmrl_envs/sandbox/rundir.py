@@ -1,0 +1,75 @@
+"""The host-side folders of one run: its output dir, and a scratch for code and temp files.
+
+The scratch is kept outside the output dir so the solution's own code and temp files
+never mix with what it submits, and is removed when the run ends whatever happened. A
+submission left in the output dir by an earlier run is removed first, so it can never be
+graded as this run's.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from wmrl_envs.sandbox.base import SUBMISSION_FILENAME
+from wmrl_envs.sandbox.exposure import unreadable_reason
+from wmrl_envs.sandbox.identity import give_to
+
+__all__ = ["RunDir", "prepare_dirs", "run_dir"]
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """``code/solution.py`` (world-readable, read-only to the run) and ``tmp/`` (the run's own)."""
+
+    root: Path
+
+    @property
+    def code(self) -> Path:
+        return self.root / "code"
+
+    @property
+    def solution(self) -> Path:
+        return self.code / "solution.py"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+
+@contextmanager
+def run_dir(code: str, uid: int | None, prefix: str = "wmrl-run-") -> Iterator[RunDir]:
+    """Create a run's scratch holding `code`, owned so that `uid` can use it; deleted on exit."""
+    run = RunDir(Path(tempfile.mkdtemp(prefix=prefix)))
+    try:
+        run.root.chmod(0o755)
+        run.code.mkdir(mode=0o755)
+        run.solution.write_text(code)
+        run.solution.chmod(0o644)
+        run.tmp.mkdir(mode=0o700)
+        if uid is not None:
+            give_to(run.tmp, uid)
+        yield run
+    finally:
+        shutil.rmtree(run.root, ignore_errors=True)
+
+
+def prepare_dirs(workdir: Path, public_data: Path, uid: int | None) -> tuple[Path, Path] | str:
+    """Resolved (workdir, public_data): workdir created, emptied of a stale submission, given to `uid`; or why not."""
+    workdir, public_data = Path(workdir).resolve(), Path(public_data).resolve()
+    if not public_data.is_dir():
+        return f"public data dir {public_data} does not exist"
+    if uid is not None and (reason := unreadable_reason(public_data)) is not None:
+        return f"the sandbox uid cannot read the public data: {reason}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / SUBMISSION_FILENAME).unlink(missing_ok=True)
+    if uid is not None:
+        give_to(workdir, uid)
+        # The sandbox enters the dir as root without CAP_DAC_OVERRIDE before dropping to `uid`, so it must be
+        # traversable by others even when the caller made it 0700 (as tempfile.mkdtemp does); not listable.
+        workdir.chmod(0o711)
+    return workdir, public_data
