@@ -13,9 +13,10 @@ import pandas as pd
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.grading import Grade
+from wmrl_envs.rewards.base import Score
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
 
-__all__ = ["data_summary", "feedback_text", "task_prompt"]
+__all__ = ["data_summary", "feedback_text", "predicted_feedback_text", "task_prompt"]
 
 _MAX_FILES = 25
 _MAX_COLUMNS = 40
@@ -101,6 +102,20 @@ def feedback_text(
             lines.append(f"Medal: {grade.medal.medal}")
     else:
         lines.append(f"Submission invalid: {grade.reason}")
+    lines.append(f"Best position score so far: {best_position:.3f}. Submissions left: {max_turns - turn}.")
+    return "\n".join(lines)
+
+
+def predicted_feedback_text(turn: int, max_turns: int, score: Score | None, best_position: float) -> str:
+    """Feedback when the submission was not executed: the reward source's prediction, or that none was made."""
+    lines = [f"# Result of submission {turn}/{max_turns}"]
+    if score is None:
+        lines.append("The submission could not be scored this time (an infrastructure problem, not your code).")
+    else:
+        lines.append(f"Predicted by the {score.source} reward source (not executed).")
+        if score.detail.get("feedback"):
+            lines.append(str(score.detail["feedback"]))
+        lines.append(f"Predicted position score: {score.value:.3f}")
     lines.append(f"Best position score so far: {best_position:.3f}. Submissions left: {max_turns - turn}.")
     return "\n".join(lines)
 
