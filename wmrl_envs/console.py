@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from rich.console import Console
@@ -13,7 +14,8 @@ __all__ = ["error", "note", "run_report", "table", "track"]
 
 T = TypeVar("T")
 
-_out = Console()
+# Off a terminal (pipes, CI logs) rich would wrap tables at 80 columns and cut every cell; be wider there.
+_out = Console(width=None if sys.stdout.isatty() else 160)
 _err = Console(stderr=True)
 
 

@@ -82,6 +82,9 @@ class MLEDojoEnv(gym.Env[str, str]):
             self.competitions = [select_competition(task, data_root)]
         else:
             self.competitions = load_competitions(split, data_root)
+        if reward_source is not None and executor != "auto":
+            raise ValueError("executor= is used only by the default RealExecution source; with reward_source=, "
+                             "configure the executor on that source instead")
         self.limits = limits if limits is not None else Limits(wall_time_s=time_limit_s)
         self.reward_source = reward_source if reward_source is not None else RealExecution(executor, self.limits, 1)
         self.max_turns = max_turns

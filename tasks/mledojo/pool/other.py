@@ -123,7 +123,7 @@ def _store_demand(rng: np.random.Generator) -> Prepared:
     item_level = rng.lognormal(2.6, 0.6, n_items)
     weekly = {"A": [0.9, 0.85, 0.88, 0.95, 1.1, 1.35, 1.25], "B": [0.95, 0.92, 0.94, 1.0, 1.1, 1.2, 1.0], "C": [1.0, 1.0, 1.0, 1.05, 1.1, 1.0, 0.6]}
     days = np.asarray((dates - dates[0]).days)
-    doy, dow = np.asarray(dates.dayofyear), np.asarray(dates.dayofweek)
+    doy, dow = np.asarray(dates.day_of_year), np.asarray(dates.day_of_week)
     holiday_lift = pd.Series(1.0, index=dates)
     holiday_lift.loc[holidays["date"]] = holidays["lift"].to_numpy()
     rows = []

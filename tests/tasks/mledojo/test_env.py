@@ -7,6 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import wmrl_envs  # noqa: F401  (registers the environments)
+from wmrl_envs.rewards import RealExecution
 from wmrl_tasks.mledojo.pool import pool_split
 from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
@@ -96,3 +97,6 @@ def test_bad_arguments_get_clear_errors(pool_root) -> None:
         gym.make("WMRL-MLEDojo-v0", split="validation", data_root=pool_root)
     with pytest.raises(ValueError, match="max_turns"):
         gym.make("WMRL-MLEDojo-v0", task=FAST_TASK, data_root=pool_root, max_turns=0)
+    with pytest.raises(ValueError, match="executor"):
+        gym.make("WMRL-MLEDojo-v0", task=FAST_TASK, data_root=pool_root, executor="local",
+                 reward_source=RealExecution("local"))

@@ -1,4 +1,7 @@
-"""Chicago 'L' baseline: per station, a histogram GBM on the log change from the 14-day lag, with calendar, US holidays, weather and games."""
+"""Chicago 'L' baseline: per station, a histogram GBM on the log change since the 14-day lag.
+
+Features: every lag, the weather, the games, the calendar and US federal holidays.
+"""
 
 import os
 
@@ -25,7 +28,8 @@ def features(frame: pd.DataFrame) -> pd.DataFrame:
     # Commuter stations empty on holidays, and a holiday 14 days ago depresses the lag the model leans on.
     X["holiday"] = date.isin(HOLIDAYS).astype(int)
     X["holiday_lag14"] = (date - pd.Timedelta(days=14)).isin(HOLIDAYS).astype(int)
-    X["christmas_week"] = (((date.dt.month == 12) & (date.dt.day >= 24)) | ((date.dt.month == 1) & (date.dt.day == 1))).astype(int)
+    christmas_week = ((date.dt.month == 12) & (date.dt.day >= 24)) | ((date.dt.month == 1) & (date.dt.day == 1))
+    X["christmas_week"] = christmas_week.astype(int)
     return X
 
 

@@ -14,7 +14,8 @@ test = pd.read_csv(os.path.join(data, "test.csv"))
 y = train.pop("bad_loan")
 
 both = pd.concat([train, test], keys=["train", "test"]).drop(columns=["loan_id", "addr_state"])
-both["grade_rank"] = both["sub_grade"].str[0].map({g: i for i, g in enumerate("ABCDEFG")}) * 5 + both["sub_grade"].str[1].astype(int)
+grade = both["sub_grade"].str[0].map({g: i for i, g in enumerate("ABCDEFG")})
+both["grade_rank"] = grade * 5 + both["sub_grade"].str[1].astype(int)
 for column in ("annual_inc", "funded_amnt", "total_bal_il", "total_il_high_credit_limit", "delinq_amnt"):
     both[column] = np.log1p(both[column].clip(lower=0))
 X = pd.get_dummies(both, dtype=float).fillna(0.0)

@@ -1,4 +1,7 @@
-"""Store demand baseline: Poisson histogram GBM on store, item, promotion, calendar and holidays; rounded counts, zero at Christmas."""
+"""Store demand baseline: Poisson histogram GBM on store, item, promotion, calendar and holidays.
+
+Forecasts are rounded to whole units and set to 0 on Christmas Day, when the stores are closed.
+"""
 
 import os
 
