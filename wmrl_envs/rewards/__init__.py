@@ -1,6 +1,29 @@
-"""Interchangeable reward sources: RealExecution, WorldModel and Corrected (WMRL)."""
+"""Interchangeable reward sources: RealExecution, WorldModel and Corrected (WMRL), and GRPO advantages over them."""
 
-from wmrl_envs.rewards.base import RewardSource, Rollout, Score
+from wmrl_envs.rewards.advantages import group_advantages
+from wmrl_envs.rewards.base import (
+    ANCHOR,
+    WORLD_MODEL,
+    GroupRewardSource,
+    GroupScore,
+    RewardSource,
+    Rollout,
+    Score,
+)
+from wmrl_envs.rewards.corrected import Corrected
 from wmrl_envs.rewards.real import RealExecution
+from wmrl_envs.rewards.world_model import WorldModel
 
-__all__ = ["RealExecution", "RewardSource", "Rollout", "Score"]
+__all__ = [
+    "ANCHOR",
+    "WORLD_MODEL",
+    "Corrected",
+    "GroupRewardSource",
+    "GroupScore",
+    "RealExecution",
+    "RewardSource",
+    "Rollout",
+    "Score",
+    "WorldModel",
+    "group_advantages",
+]

@@ -5,17 +5,38 @@ batch of (competition, solution) rollouts, so environments, trainers and other R
 can swap one for another. ``None`` means "could not score" (an infrastructure failure,
 a world model with no answer): it is excluded from advantages, never turned into 0.
 An invalid or crashing solution is not "could not score": it is a real outcome worth 0.
+
+Sources that score whole GRPO groups at once (`Corrected`) also answer
+`score_groups`, returning one `GroupScore` per group: rewards, which source they
+came from, and the weight the group's advantages carry.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.outcome import Outcome
 
-__all__ = ["RewardSource", "Rollout", "Score"]
+__all__ = [
+    "ANCHOR",
+    "GROUP_SOURCES",
+    "WORLD_MODEL",
+    "GroupRewardSource",
+    "GroupScore",
+    "RewardSource",
+    "Rollout",
+    "Score",
+]
+
+ANCHOR = "anchor"
+"""A group scored by real execution (and by the world model, for the corrections)."""
+WORLD_MODEL = "world_model"
+"""A group scored by the (calibrated) world model only."""
+GROUP_SOURCES = (ANCHOR, WORLD_MODEL)
 
 
 @dataclass(frozen=True)
@@ -46,4 +67,41 @@ class RewardSource(Protocol):
 
     def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
         """Score every rollout of `batch`; `None` for an item that could not be scored."""
+        ...
+
+
+@dataclass(frozen=True)
+class GroupScore:
+    """One GRPO group's rewards (None = could not score), their source, the group's weight, and diagnostics.
+
+    `scores` holds the `Score` behind each reward (same order, `Score.value == reward`) when the source has one.
+    """
+
+    rewards: list[float | None]
+    source: str
+    weight: float = 1.0
+    scores: list[Score | None] = field(default_factory=list)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.source not in GROUP_SOURCES:
+            raise ValueError(f"GroupScore source must be one of {GROUP_SOURCES}, got {self.source!r}")
+        if isinstance(self.weight, bool) or not math.isfinite(self.weight) or self.weight < 0:
+            raise ValueError(f"GroupScore weight must be a finite number >= 0, got {self.weight!r}")
+        bad = [i for i, r in enumerate(self.rewards) if r is not None and not math.isfinite(r)]
+        if bad:
+            raise ValueError(
+                f"GroupScore rewards at positions {bad} are NaN or infinite; use None for a rollout that could not "
+                f"be scored"
+            )
+        if self.scores and len(self.scores) != len(self.rewards):
+            raise ValueError(f"GroupScore has {len(self.scores)} scores for {len(self.rewards)} rewards")
+
+
+@runtime_checkable
+class GroupRewardSource(RewardSource, Protocol):
+    """A reward source that scores whole groups together (anchors, calibration and weights are per group)."""
+
+    def score_groups(self, groups: Sequence[Sequence[Rollout]], step: int | None = None) -> list[GroupScore]:
+        """Score every group of one training step; one `GroupScore` per group, in order."""
         ...

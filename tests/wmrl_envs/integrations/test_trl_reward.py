@@ -1,0 +1,196 @@
+"""The TRL reward function: groups become Corrected groups, weights reach the rewards, and GRPOTrainer runs on it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from wmrl_envs.competition import Category, Competition
+from wmrl_envs.integrations.trl import completion_text, trl_reward_func
+from wmrl_envs.rewards import Corrected, RealExecution, Score, WorldModel
+from wmrl_envs.sandbox import Limits
+from wmrl_envs.world_models import Prediction
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TASK = "telco-customer-churn"
+TOY = Competition(
+    id="toy",
+    description="",
+    metric="rmse",
+    higher_is_better=False,
+    category=Category.REGRESSION,
+    id_column="id",
+    target_columns=("y",),
+    public_dir=Path("/nonexistent"),
+    private_dir=Path("/nonexistent"),
+    answers_path=Path("/nonexistent/a.csv"),
+    sample_submission_path=Path("/nonexistent/s.csv"),
+)
+
+
+class Fixed:
+    """A world-model stand-in that predicts 0.5 for everything except code mentioning 'refuse'."""
+
+    def predict(self, competition, code):
+        return None if "refuse" in code else Prediction(position=0.5)
+
+
+class LengthReal:
+    """A real-execution stand-in: longer programs score higher."""
+
+    name = "real"
+
+    def score(self, batch):
+        return [Score(min(len(r.code) / 100, 1.0), "real") for r in batch]
+
+
+def _call(func, prompts, completions, tasks, **extra):
+    return func(prompts=prompts, completions=completions, completion_ids=None, task=tasks, trainer_state=None, **extra)
+
+
+def test_completions_of_one_prompt_form_one_weighted_group() -> None:
+    corrected = Corrected(LengthReal(), WorldModel(Fixed()))
+    func = trl_reward_func(corrected, {"toy": TOY})
+    prompts = ["p1"] * 3 + ["p2"] * 3
+    completions = ["x = 1", "x = 22", "def broken(:", "y = 1", "# refuse\ny = 2", "y = 333"]
+    metrics, extra = {}, {}
+    rewards = _call(
+        func, prompts, completions, ["toy"] * 6, log_metric=metrics.__setitem__, log_extra=extra.__setitem__
+    )
+    sources = extra["wmrl_group_source"]
+    assert sources[:3] == [sources[0]] * 3 and sources[3:] == [sources[3]] * 3 and {sources[0], sources[3]} == {
+        "anchor",
+        "world_model",
+    }
+    weight = corrected.diagnostics()["weighter"]["anchor_weight"]  # nothing measured yet: the maximum, 4
+    expected = {
+        "anchor": [weight * len(c) / 100 for c in completions],
+        "world_model": [0.5, 0.5, 0.5, 0.5, None, 0.5],
+    }
+    for i, source in enumerate(sources):
+        if i == 2:
+            assert rewards[i] == 0.0, "a reply without parsable code is a real 0, not sent to the sources"
+        elif source == "anchor":
+            assert rewards[i] == pytest.approx(expected["anchor"][i])
+        else:
+            assert rewards[i] == expected["world_model"][i]
+    assert metrics["wmrl/anchor_fraction"] == 0.5 and metrics["wmrl/scored_fraction"] >= 5 / 6 - 1e-9
+
+
+def test_unweighted_rewards_and_none_pass_through_unchanged() -> None:
+    func = trl_reward_func(WorldModel(Fixed()), {"toy": TOY}, apply_weights=False, name="wm")
+    rewards = _call(func, ["p"] * 3, ["a = 1", "# refuse\na = 2", "not python ("], ["toy"] * 3)
+    assert rewards == [0.5, None, 0.0] and func.__name__ == "wm"
+
+
+def test_conversational_completions_are_read_from_the_last_message() -> None:
+    assert completion_text([{"role": "assistant", "content": "```python\nx=1\n```"}]) == "```python\nx=1\n```"
+    parts = [{"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
+    assert completion_text(parts) == "ab"
+    with pytest.raises(TypeError, match="str or a list of chat messages"):
+        completion_text(42)
+
+
+def test_a_missing_task_column_or_unknown_task_says_what_to_fix() -> None:
+    func = trl_reward_func(WorldModel(Fixed()), {"toy": TOY}, task_column="competition")
+    with pytest.raises(KeyError, match="column 'competition'.*\\['task'\\]"):
+        _call(func, ["p"], ["x = 1"], ["toy"])
+    with pytest.raises(KeyError, match="unknown task 'nope'.*toy"):
+        _call(trl_reward_func(WorldModel(Fixed()), {"toy": TOY}), ["p"], ["x = 1"], ["nope"])
+
+
+def _tiny_model_and_tokenizer(tmp_path: Path):
+    """A random 2-layer qwen3 and a byte-level BPE tokenizer trained here, with a chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+
+    specials = ["<|endoftext|>", "<|user|>", "<|assistant|>"]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    corpus = ["import pandas as pd\nprint('hello world')\n", "Write a solution for the churn competition."] * 50
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tokenizer.train_from_iterator(corpus, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    fast.chat_template = (
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    config = Qwen3Config(
+        vocab_size=len(fast),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=256,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+        bos_token_id=fast.eos_token_id,
+    )
+    model = Qwen3ForCausalLM(config)
+    model.save_pretrained(tmp_path / "model")
+    fast.save_pretrained(tmp_path / "model")
+    return str(tmp_path / "model")
+
+
+@pytest.mark.slow
+def test_grpo_trainer_trains_two_steps_on_wmrl_rewards(pool_root, tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    trl = pytest.importorskip("trl")
+    datasets = pytest.importorskip("datasets")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from wmrl_tasks.mledojo.readers import read_competition
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    path = _tiny_model_and_tokenizer(tmp_path)
+    competition = read_competition(pool_root / TASK)
+    corrected = Corrected(RealExecution(limits=Limits(wall_time_s=30), workers=2), WorldModel(Fixed()))
+    reward = trl_reward_func(corrected, {TASK: competition}, num_generations=4)
+    calls: list[list] = []
+
+    def recorded(**kwargs):
+        rewards = reward(**kwargs)
+        calls.append(rewards)
+        return rewards
+
+    recorded.__name__ = "wmrl"
+    prompt = [{"role": "user", "content": "Write a solution for the churn competition."}]
+    dataset = datasets.Dataset.from_list([{"prompt": prompt, "task": TASK}] * 8)
+    config = trl.GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=12,
+        max_steps=2,
+        learning_rate=1e-4,
+        scale_rewards="none",
+        beta=0.0,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        bf16=False,
+        seed=0,
+    )
+    trainer = trl.GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(path),
+        processing_class=AutoTokenizer.from_pretrained(path),
+        reward_funcs=[recorded],
+        args=config,
+        train_dataset=dataset,
+    )
+    trainer.train()
+
+    assert len(calls) == 2 and all(len(rewards) == 8 for rewards in calls)
+    assert all(r is None or 0.0 <= r <= 4.0 for rewards in calls for r in rewards)
+    logged = [entry for entry in trainer.state.log_history if "rewards/wmrl/mean" in entry]
+    assert len(logged) == 2 and all("wmrl/anchor_fraction" in entry for entry in logged)
+    assert corrected.scheduler.diagnostics()["total_groups"] == 4, "two steps of two GRPO groups each"

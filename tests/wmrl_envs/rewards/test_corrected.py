@@ -1,0 +1,255 @@
+"""Corrected: anchors get real rewards, world-model groups calibrated ones, weights stay bounded, state resumes."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wmrl_envs.competition import Category, Competition
+from wmrl_envs.corrections import (
+    AnchorScheduler,
+    FallbackConfig,
+    FallbackRule,
+    OnlineDebiaser,
+    StateDictError,
+)
+from wmrl_envs.rewards import (
+    ANCHOR,
+    WORLD_MODEL,
+    Corrected,
+    GroupRewardSource,
+    Rollout,
+    Score,
+    group_advantages,
+)
+
+COMPETITION = Competition(
+    id="toy",
+    description="",
+    metric="rmse",
+    higher_is_better=False,
+    category=Category.REGRESSION,
+    id_column="id",
+    target_columns=("y",),
+    public_dir=Path("/nonexistent/public"),
+    private_dir=Path("/nonexistent/private"),
+    answers_path=Path("/nonexistent/private/answers.csv"),
+    sample_submission_path=Path("/nonexistent/public/sample.csv"),
+)
+
+
+class Table:
+    """A reward source that answers from a dict keyed by the code, and remembers what it was asked."""
+
+    def __init__(self, name: str, table: dict[str, float | None]) -> None:
+        self.name, self.table, self.seen = name, table, []
+
+    def score(self, batch):
+        self.seen.extend(r.code for r in batch)
+        return [None if self.table.get(r.code) is None else Score(self.table[r.code], self.name) for r in batch]
+
+
+def _codes(n: int, prefix: str = "c") -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def _sources(real_of: dict[str, float], distort=lambda r: r**3) -> tuple[Table, Table]:
+    return Table("real", dict(real_of)), Table("world_model", {c: distort(r) for c, r in real_of.items()})
+
+
+def _groups(codes: list[str], size: int) -> list[list[Rollout]]:
+    return [[Rollout(COMPETITION, c) for c in codes[i : i + size]] for i in range(0, len(codes), size)]
+
+
+@pytest.fixture
+def world():
+    rng = np.random.default_rng(0)
+    codes = _codes(400)
+    real_of = {c: float(v) for c, v in zip(codes, rng.uniform(0.0, 1.0, len(codes)))}
+    return codes, real_of
+
+
+def _corrected(real: Table, wm: Table, **kwargs) -> Corrected:
+    kwargs.setdefault("debiaser", OnlineDebiaser(min_pairs=8, refit_every=8))
+    return Corrected(real, wm, **kwargs)
+
+
+def test_anchors_get_real_rewards_and_other_groups_the_calibrated_world_model(world) -> None:
+    codes, real_of = world
+    real, wm = _sources(real_of)
+    corrected = _corrected(real, wm)
+    assert isinstance(corrected, GroupRewardSource)
+    for step in range(6):
+        groups = _groups(codes[step * 40 : (step + 1) * 40], 4)
+        scored = corrected.score_groups(groups)
+        anchors = [g for g, s in enumerate(scored) if s.source == ANCHOR]
+        assert len(anchors) >= 1
+        for g, group_score in enumerate(scored):
+            group_codes = [r.code for r in groups[g]]
+            if group_score.source == ANCHOR:
+                assert group_score.rewards == [real_of[c] for c in group_codes]
+                assert all(s.source == "real" for s in group_score.scores)
+            else:
+                expected = [corrected.debiaser.transform(real_of[c] ** 3) for c in group_codes]
+                assert group_score.rewards == pytest.approx(expected)
+                assert group_score.source == WORLD_MODEL
+        # Real execution ran the anchors only; the world model scored everything, anchors included.
+        assert set(real.seen[-4 * len(anchors) :]) == {r.code for g in anchors for r in groups[g]}
+        assert wm.seen[-40:] == [r.code for group in groups for r in group]
+    assert len(real.seen) < len(wm.seen) / 3
+
+
+def test_calibration_undoes_a_monotone_non_affine_world_model(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of), scheduler=AnchorScheduler(fraction=0.5, seed=1))
+    for step in range(5):
+        scored = corrected.score_groups(_groups(codes[step * 40 : (step + 1) * 40], 4))
+    assert all(g.diagnostics["calibrated"] for g in scored)
+    unseen = codes[-50:]  # the steps above used codes[:200] only
+    raw_error = np.mean([(real_of[c] ** 3 - real_of[c]) ** 2 for c in unseen])
+    calibrated_error = np.mean([(corrected.debiaser.transform(real_of[c] ** 3) - real_of[c]) ** 2 for c in unseen])
+    assert calibrated_error < raw_error / 5
+
+
+def test_group_weights_stay_in_their_bounds_under_a_noisy_world_model(world) -> None:
+    codes, real_of = world
+    rng = np.random.default_rng(3)
+    noisy = {c: float(np.clip(r + rng.normal(0, 0.3), 0, 1)) for c, r in real_of.items()}
+    corrected = _corrected(Table("real", real_of), Table("world_model", noisy))
+    for step in range(10):
+        for group_score in corrected.score_groups(_groups(codes[step * 40 : (step + 1) * 40], 4)):
+            if group_score.source == ANCHOR:
+                assert 1.0 <= group_score.weight <= 4.0
+            else:
+                assert group_score.weight in (0.0, 1.0)
+            assert group_score.diagnostics["anchor_weight"] >= 1.0
+            assert 0.0 < group_score.diagnostics["realized_anchor_fraction"] <= 1.0
+
+
+def test_a_world_model_that_ranks_backwards_falls_back_to_real_execution(world) -> None:
+    codes, real_of = world
+    real, wm = _sources(real_of, distort=lambda r: 1.0 - r)
+    fallback = FallbackRule(FallbackConfig(rank_window=2, min_rank_observations=2))
+    corrected = _corrected(real, wm, fallback=fallback)
+    for step in range(3):
+        scored = corrected.score_groups(_groups(codes[step * 40 : (step + 1) * 40], 4))
+    assert scored[0].diagnostics["fallback_state"] == "fallen_back"
+    assert corrected.scheduler.fraction == 1.0
+    after = corrected.score_groups(_groups(codes[120:160], 4))
+    assert {g.source for g in after} == {ANCHOR}, "fallen back: every group is scored by real execution"
+    assert all(g.weight == 4.0 for g in after)
+    assert wm.seen[-40:] == codes[120:160], "anchors are still scored by the world model, so it can recover"
+
+
+def test_empty_groups_singletons_and_a_silent_world_model_never_give_nan(world) -> None:
+    codes, real_of = world
+    real = Table("real", real_of)
+    silent = Table("world_model", {})
+    corrected = _corrected(real, silent, scheduler=AnchorScheduler(fraction=0.5, seed=0))
+    groups = [[], [Rollout(COMPETITION, codes[0])], _groups(codes[1:5], 4)[0], _groups(codes[5:9], 4)[0]]
+    scored = corrected.score_groups(groups)
+    assert scored[0].rewards == [] and scored[0].scores == []
+    for group, group_score in zip(groups, scored):
+        expected = [real_of[r.code] for r in group]
+        if group_score.source == ANCHOR:
+            assert group_score.rewards == expected
+        else:
+            assert group_score.rewards == [None] * len(expected)
+        assert group_score.diagnostics["n_unscored"] == group_score.rewards.count(None)
+    assert corrected.debiaser.n_pairs == 0, "no world-model answer, no pairs"
+    for advantages in group_advantages(scored):
+        assert all(a is None or math.isfinite(a) for a in advantages)
+    singleton = group_advantages([scored[1]])[0]
+    assert singleton in ([0.0], [None])
+
+
+def test_a_nan_or_out_of_range_score_from_a_source_is_contained(world) -> None:
+    codes, _ = world
+    real = Table("real", {codes[0]: float("nan"), codes[1]: 1.7, codes[2]: 0.5})
+    corrected = _corrected(real, Table("world_model", {c: 0.5 for c in codes[:3]}))
+    (group_score,) = corrected.score_groups([[Rollout(COMPETITION, c) for c in codes[:3]]])
+    assert group_score.rewards == [None, 1.0, 0.5]
+
+
+def test_score_treats_a_flat_batch_as_one_anchor_group(world) -> None:
+    codes, real_of = world
+    real, wm = _sources(real_of)
+    corrected = _corrected(real, wm)
+    scores = corrected.score([Rollout(COMPETITION, c) for c in codes[:3]])
+    assert [s.value for s in scores] == [real_of[c] for c in codes[:3]]
+    assert [s.detail["world_model_value"] for s in scores] == pytest.approx([real_of[c] ** 3 for c in codes[:3]])
+    assert corrected.score([]) == []
+
+
+def test_steps_default_to_the_next_one_and_must_increase(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of))
+    groups = _groups(codes[:8], 4)
+    assert corrected.score_groups(groups)[0].diagnostics["step"] == 0
+    assert corrected.score_groups(groups, step=5)[0].diagnostics["step"] == 5
+    assert corrected.score_groups(groups)[0].diagnostics["step"] == 6
+    with pytest.raises(ValueError, match="strictly increase"):
+        corrected.score_groups(groups, step=6)
+    with pytest.raises(TypeError, match="must be a Rollout"):
+        corrected.score_groups([["not a rollout"]])
+
+
+def test_a_source_returning_the_wrong_number_of_scores_is_an_error(world) -> None:
+    codes, _ = world
+
+    class Short:
+        name = "world_model"
+
+        def score(self, batch):
+            return []
+
+    corrected = Corrected(Table("real", {}), Short())
+    with pytest.raises(ValueError, match="returned 0 scores for 2 rollouts"):
+        corrected.score_groups(_groups(codes[:2], 2))
+
+
+def _run(corrected: Corrected, codes: list[str], steps: range) -> list:
+    return [corrected.score_groups(_groups(codes[s * 40 : (s + 1) * 40], 4)) for s in steps]
+
+
+def _comparable(scored) -> list:
+    return [[(g.rewards, g.source, g.weight, g.diagnostics) for g in step] for step in scored]
+
+
+def test_a_run_resumed_from_its_state_dict_continues_exactly(world) -> None:
+    codes, real_of = world
+    rng = np.random.default_rng(7)
+    noisy = {c: float(np.clip(r**2 + rng.normal(0, 0.1), 0, 1)) for c, r in real_of.items()}
+
+    def fresh() -> Corrected:
+        return _corrected(Table("real", real_of), Table("world_model", noisy))
+
+    uninterrupted = fresh()
+    _run(uninterrupted, codes, range(4))
+    state = json.loads(json.dumps(uninterrupted.state_dict()))
+    expected = _run(uninterrupted, codes, range(4, 8))
+
+    resumed = Corrected(Table("real", real_of), Table("world_model", noisy))
+    resumed.load_state_dict(state)
+    assert _comparable(_run(resumed, codes, range(4, 8))) == _comparable(expected)
+
+
+def test_a_corrupt_state_is_rejected_by_key_and_changes_nothing(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of))
+    _run(corrected, codes, range(2))
+    before = corrected.state_dict()
+    for corrupt in (
+        {**before, "next_step": -1},
+        {**before, "debiaser": {**before["debiaser"], "n_pairs": "many"}},
+        {**before, "scheduler": {**before["scheduler"], "fraction": 3.0}},
+        {**before, "next_step": 0},
+        {k: v for k, v in before.items() if k != "fallback"},
+    ):
+        with pytest.raises(StateDictError):
+            corrected.load_state_dict(corrupt)
+        assert corrected.state_dict() == before

@@ -1,0 +1,57 @@
+"""GRPO advantages from scored groups: standardise within each group, then apply the group's weight.
+
+GRPO compares a rollout only with its own group: ``A_i = (r_i - mean(r)) / (std(r) + eps)``.
+Two WMRL details live here rather than in each trainer:
+
+- Rollouts that could not be scored (``None``) are left out of the group's mean
+  and std, and their advantage is ``None``: a missing score is not evidence that
+  the rollout was bad, and counting it as 0 would both penalise it and shift every
+  other rollout's baseline.
+- Each group's advantages are multiplied by its weight: the inverse-variance
+  weight of an anchor group, 1 for a world-model group, 0 for a world-model group
+  once the fallback rule has given up on the world model.
+
+The std convention is selectable. ``"sample"`` (Bessel-corrected, ddof = 1, the
+default) is what TRL's GRPOTrainer (`nanstd`) and verl's GRPO compute, so the
+advantages match theirs; ``"population"`` (ddof = 0) is the textbook
+standardisation that gives the group's advantages exactly unit variance. A group
+whose scored rewards are all equal (including a group with a single scored
+rollout) carries no ranking signal and gets advantages of exactly 0, rather than
+rounding noise divided by `eps`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from wmrl_envs.rewards.base import GroupScore
+
+__all__ = ["group_advantages"]
+
+_DDOF = {"population": 0, "sample": 1}
+
+
+def group_advantages(
+    group_scores: Sequence[GroupScore],
+    eps: float = 1e-6,
+    std: Literal["population", "sample"] = "sample",
+) -> list[list[float | None]]:
+    """Per-group standardised, weighted advantages; None where the reward is None (see the module docstring)."""
+    if std not in _DDOF:
+        raise ValueError(f"std must be 'population' or 'sample', got {std!r}")
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    return [_one_group(group.rewards, group.weight, eps, _DDOF[std]) for group in group_scores]
+
+
+def _one_group(rewards: Sequence[float | None], weight: float, eps: float, ddof: int) -> list[float | None]:
+    scored = np.array([r for r in rewards if r is not None], dtype=np.float64)
+    if scored.size == 0 or np.ptp(scored) == 0.0:
+        return [None if r is None else 0.0 for r in rewards]
+    mean = scored.mean()
+    scale = weight / (scored.std(ddof=ddof) + eps)
+    return [None if r is None else float((r - mean) * scale) for r in rewards]

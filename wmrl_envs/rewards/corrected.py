@@ -1,0 +1,293 @@
+"""Corrected: the WMRL reward source, a world model kept honest by a small stream of real executions.
+
+World-model rewards are real rewards plus a bias and noise. Per training step a
+few groups (about 10%) are anchors, scored by BOTH real execution and the world
+model; their pairs are the only ground truth the corrections get. Every step runs,
+in this order (the order is the method, not a detail):
+
+1. choose the anchor groups (`AnchorScheduler`, reproducible per step);
+2. score anchors with both sources and the other groups with the world model, the
+   two sources concurrently, since real execution is the slow one;
+3. feed the anchor pairs to `OnlineDebiaser`, then calibrate every world-model
+   reward through its (possibly just refit) monotone map;
+4. once a map exists, measure the residuals of calibrated predictions on each anchor
+   group (`InverseVarianceWeighter`): residuals of the updated map, so the anchor
+   weight relaxes as debiasing improves; before that, raw-scale mismatch is not noise;
+5. let `FallbackRule` judge calibration, ranking and residuals, and adopt its
+   recommendation: the next step's anchor fraction, a floor under the anchor weight,
+   and the world-model groups' weight (0 once fallen back: plain GRPO on real runs).
+   The ranking signal is the Spearman correlation of the RAW predictions with the
+   real scores: a monotone map can only tie ranks, never reorder them, and a world
+   model that ranks backwards gets a flat map, whose calibrated predictions have no
+   ranking at all (the signal would vanish exactly when it matters most).
+
+Anchors are always scored by the world model too, also while fallen back: that is
+what lets the rule see the world model recover.
+
+What a group's rewards are: an anchor group's are the real scores; a world-model
+group's are the calibrated predictions. A rollout a source could not score is
+``None`` in its group and never borrows the other source's number, so a group's
+rewards always come from one source. Bad input is contained, never turned into a
+NaN reward: an empty group gives an empty reward list, a group of one is scored
+normally (its advantage is 0), a world model that returns nothing leaves a
+world-model group all ``None`` and gives the corrections no pairs, and a score that
+is NaN or infinite (from a misbehaving source) becomes ``None`` with a warning.
+Values outside [0, 1] are clipped into it with a warning.
+
+`score(batch)` treats the batch as ONE group and one step. Since every step has at
+least one anchor group, scoring one group per call always executes it for real:
+use `score_groups` (or `GroupVectorEnv`) to get the savings. Not thread-safe: one
+trainer drives one `Corrected`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from wmrl_envs.corrections import (
+    AnchorScheduler,
+    FallbackRule,
+    InverseVarianceWeighter,
+    OnlineDebiaser,
+    StateDictError,
+    mean_rank_correlation,
+)
+from wmrl_envs.corrections.state import StateReader, state_header
+from wmrl_envs.rewards.base import (
+    ANCHOR,
+    WORLD_MODEL,
+    GroupScore,
+    RewardSource,
+    Rollout,
+    Score,
+)
+
+__all__ = ["Corrected"]
+
+logger = logging.getLogger(__name__)
+
+_PARTS = ("debiaser", "weighter", "scheduler", "fallback")
+
+
+class Corrected:
+    """Scores groups: anchors by real execution and the world model, the rest by the calibrated world model.
+
+    >>> source = Corrected(RealExecution(), WorldModel(predictor))  # doctest: +SKIP
+    >>> groups = source.score_groups([[Rollout(c, code) for code in group] for group in step_codes])  # doctest: +SKIP
+    >>> [(g.source, g.weight) for g in groups]  # doctest: +SKIP
+    [('world_model', 1.0), ('anchor', 2.7), ('world_model', 1.0)]
+    """
+
+    name = "corrected"
+
+    def __init__(
+        self,
+        real: RewardSource,
+        world_model: RewardSource,
+        debiaser: OnlineDebiaser | None = None,
+        weighter: InverseVarianceWeighter | None = None,
+        scheduler: AnchorScheduler | None = None,
+        fallback: FallbackRule | None = None,
+        seed: int = 0,
+    ) -> None:
+        for role, source in (("real", real), ("world_model", world_model)):
+            if not callable(getattr(source, "score", None)):
+                raise TypeError(
+                    f"Corrected {role} must be a RewardSource (with score(batch)), got {type(source).__name__}"
+                )
+        self.real = real
+        self.world_model = world_model
+        self.debiaser = debiaser if debiaser is not None else OnlineDebiaser()
+        self.weighter = weighter if weighter is not None else InverseVarianceWeighter()
+        self.fallback = fallback if fallback is not None else FallbackRule()
+        # Without an explicit scheduler, start at the fraction the fallback rule recommends while healthy.
+        self.scheduler = (
+            scheduler
+            if scheduler is not None
+            else AnchorScheduler(fraction=self.fallback.decision.anchor_fraction, seed=seed)
+        )
+        self._next_step = 0
+
+    def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
+        """Score `batch` as one group at the next step (so always as an anchor; see the module docstring)."""
+        if not batch:
+            return []
+        return self.score_groups([batch])[0].scores
+
+    def score_groups(self, groups: Sequence[Sequence[Rollout]], step: int | None = None) -> list[GroupScore]:
+        """Score one training step's groups; `step` defaults to one past the last step scored (steps must increase)."""
+        groups = [_checked_group(group, g) for g, group in enumerate(groups)]
+        step = self._next_step if step is None else step
+        anchors = set(self.scheduler.choose(len(groups), step))
+        self._next_step = step + 1
+        real, predicted = self._score_both(groups, anchors)
+
+        pairs = [
+            (p.value, r.value)
+            for g in sorted(anchors)
+            for r, p in zip(real[g], predicted[g])
+            if r is not None and p is not None
+        ]
+        if pairs:
+            self.debiaser.add([p for p, _ in pairs], [r for _, r in pairs])
+        calibrated = [
+            [None if p is None else float(self.debiaser.transform(p.value)) for p in group] for group in predicted
+        ]
+        fitted = self.debiaser.is_fitted
+        if fitted:
+            for g in sorted(anchors):
+                self.weighter.observe(*_paired(calibrated[g], real[g]))
+        raw = [[None if p is None else p.value for p in group] for group in predicted]
+        rank = mean_rank_correlation(_paired(raw[g], real[g]) for g in sorted(anchors))
+        decision = self.fallback.update(
+            error_reduction=self.debiaser.error_reduction(),
+            rank_correlation=rank,
+            residual_variance=self.weighter.residual_variance,
+        )
+        self.scheduler.fraction = decision.anchor_fraction
+        anchor_weight = decision.anchor_weight(self.weighter.anchor_weight)
+
+        step_diagnostics = {
+            "step": step,
+            "calibrated": fitted,
+            "anchor_weight": anchor_weight,
+            "world_model_weight": decision.world_model_weight,
+            "residual_variance": self.weighter.residual_variance,
+            "realized_anchor_fraction": self.scheduler.realized_fraction,
+            "next_anchor_fraction": decision.anchor_fraction,
+            "fallback_state": decision.state.value,
+            "failing": list(decision.failing),
+            "error_reduction": self.debiaser.error_reduction(),
+            "rank_correlation": rank,
+            "n_pairs": self.debiaser.n_pairs,
+            "n_anchor_groups": len(anchors),
+        }
+        results = []
+        for g in range(len(groups)):
+            if g in anchors:
+                scores = [_anchor_score(r, p, c) for r, p, c in zip(real[g], predicted[g], calibrated[g])]
+                source, weight = ANCHOR, anchor_weight
+            else:
+                scores = [_calibrated_score(p, c, fitted) for p, c in zip(predicted[g], calibrated[g])]
+                source, weight = WORLD_MODEL, decision.world_model_weight
+            rewards = [None if s is None else s.value for s in scores]
+            diagnostics = {
+                **step_diagnostics,
+                "n_unscored": rewards.count(None),
+                "world_model_rewards": calibrated[g],
+            }
+            results.append(GroupScore(rewards, source, weight, scores, diagnostics))
+        logger.info("corrected step %d: %s", step, step_diagnostics)
+        return results
+
+    def _score_both(
+        self, groups: list[list[Rollout]], anchors: set[int]
+    ) -> tuple[list[list[Score | None]], list[list[Score | None]]]:
+        """Real scores of anchor groups (empty lists elsewhere) and world-model scores of all groups, concurrently."""
+        anchor_batch = [r for g in sorted(anchors) for r in groups[g]]
+        all_batch = [r for group in groups for r in group]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            real_future = pool.submit(_score_with, self.real, anchor_batch, "real")
+            predicted_flat = _score_with(self.world_model, all_batch, "world_model")
+            real_flat = real_future.result()
+        real_iter, predicted_iter = iter(real_flat), iter(predicted_flat)
+        real = [[next(real_iter) for _ in group] if g in anchors else [] for g, group in enumerate(groups)]
+        predicted = [[next(predicted_iter) for _ in group] for group in groups]
+        return real, predicted
+
+    def diagnostics(self) -> dict[str, Any]:
+        """What every correction knows now, for logs."""
+        return {
+            "next_step": self._next_step,
+            "debiaser": self.debiaser.diagnostics(),
+            "weighter": self.weighter.diagnostics(),
+            "scheduler": self.scheduler.diagnostics(),
+            "fallback": self.fallback.diagnostics(),
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """The full state (step counter and every correction's state) as a JSON-serialisable dict."""
+        state = {**state_header(type(self).__name__), "next_step": self._next_step}
+        for part in _PARTS:
+            state[part] = getattr(self, part).state_dict()
+        return state
+
+    def load_state_dict(self, state: Any) -> None:
+        """Restore a `state_dict`; raises StateDictError naming the bad key, changing nothing, if it is corrupt."""
+        kind = type(self).__name__
+        read = StateReader(state, kind)
+        next_step = read.integer("next_step", minimum=0)
+        parts = {part: read.mapping(part) for part in _PARTS}
+        for part, sub_state in parts.items():
+            try:  # a throwaway copy checks the whole state before anything is assigned
+                type(getattr(self, part)).from_state_dict(sub_state)
+            except StateDictError as err:
+                raise StateDictError(f"{kind} state: key {part!r} is invalid: {err}") from err
+        last_step = parts["scheduler"].get("last_step")
+        if last_step is not None and next_step <= last_step:
+            raise StateDictError(f"{kind} state: key 'next_step' ({next_step}) must exceed the scheduler's last_step")
+        for part, sub_state in parts.items():
+            getattr(self, part).load_state_dict(sub_state)
+        self._next_step = next_step
+
+
+def _checked_group(group: Sequence[Rollout], index: int) -> list[Rollout]:
+    if isinstance(group, (Rollout, str, bytes)):
+        raise TypeError(f"group {index} must be a sequence of Rollouts, got a single {type(group).__name__}")
+    items = list(group)
+    for i, item in enumerate(items):
+        if not isinstance(item, Rollout):
+            raise TypeError(f"group {index} item {i} must be a Rollout, got {type(item).__name__}")
+    return items
+
+
+def _score_with(source: RewardSource, batch: list[Rollout], role: str) -> list[Score | None]:
+    """`source.score(batch)`, checked: one entry per rollout; NaN/inf become None, values clipped to [0, 1]."""
+    if not batch:
+        return []
+    scores = list(source.score(batch))
+    if len(scores) != len(batch):
+        raise ValueError(
+            f"the {role} reward source {type(source).__name__} returned {len(scores)} scores for {len(batch)} "
+            f"rollouts; "
+            f"a RewardSource must return one Score or None per rollout"
+        )
+    return [_sanitised(score, role) for score in scores]
+
+
+def _sanitised(score: Score | None, role: str) -> Score | None:
+    if score is None:
+        return None
+    value = score.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        logger.warning("the %s reward source gave a non-finite score %r; treated as could-not-score", role, value)
+        return None
+    if not 0.0 <= value <= 1.0:
+        logger.warning("the %s reward source gave %r outside [0, 1]; clipped", role, value)
+        return dataclasses.replace(score, value=min(max(float(value), 0.0), 1.0))
+    return score
+
+
+def _paired(predicted: list[float | None], real: list[Score | None]) -> tuple[list[float], list[float]]:
+    """Predictions and real scores of the rollouts both sources scored."""
+    both = [(p, r.value) for p, r in zip(predicted, real) if p is not None and r is not None]
+    return [c for c, _ in both], [r for _, r in both]
+
+
+def _anchor_score(real: Score | None, predicted: Score | None, calibrated: float | None) -> Score | None:
+    if real is None:
+        return None
+    detail = {**real.detail, "world_model_value": None if predicted is None else predicted.value}
+    return dataclasses.replace(real, detail={**detail, "calibrated_world_model_value": calibrated})
+
+
+def _calibrated_score(predicted: Score | None, calibrated: float | None, fitted: bool) -> Score | None:
+    if predicted is None or calibrated is None:
+        return None
+    detail = {**predicted.detail, "uncalibrated_value": predicted.value, "calibrated": fitted}
+    return dataclasses.replace(predicted, value=calibrated, detail=detail)

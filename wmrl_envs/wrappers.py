@@ -1,0 +1,254 @@
+"""Gymnasium wrappers that choose where WMRL-MLEDojo-v0's rewards come from.
+
+`WithRewardSource` swaps the reward source of one environment in one line: real
+execution, a world model, or the corrected WMRL mix; nothing else about the
+environment changes.
+
+`GroupVectorEnv` is the GRPO view: G sub-environments on the SAME task form one
+group, stepped together and scored together, because the corrections work per
+group (a group is an anchor or not as a whole; its weight applies to all of its
+advantages). The group's weight, its source and the corrections' diagnostics are
+in ``infos``; the rewards stay the sub-environments' own (with ``max_turns=1``: the
+position score), so a trainer multiplies advantages by ``infos["group_weight"]`` and
+masks out sub-environments with ``infos["scored"] == False``, whose reward of 0 is
+a placeholder, not a score.
+
+Vector semantics are Gymnasium's, with one invariant: the group starts and ends
+together. `reset(seed=s)` seeds sub-environment i with ``s + i`` and lets the first
+one choose the task, which the others follow; with the default ``NEXT_STEP``
+autoreset, the ``step`` after a group's episode ends resets the whole group onto
+its next task instead of stepping (rewards 0). ``SAME_STEP`` and ``DISABLED`` behave
+as in `SyncVectorEnv`, and a partial ``reset_mask`` is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
+from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
+
+from wmrl_envs.rewards.base import RewardSource, Rollout, Score
+
+__all__ = ["GroupVectorEnv", "WithRewardSource"]
+
+
+def _check_source(reward_source: Any) -> None:
+    if not callable(getattr(reward_source, "score", None)):
+        raise TypeError(
+            f"reward_source must be a RewardSource (RealExecution, WorldModel, Corrected, ...), "
+            f"got {type(reward_source).__name__}"
+        )
+
+
+class WithRewardSource(gym.Wrapper[str, str, str, str]):
+    """Scores the wrapped WMRL environment's submissions with `reward_source`.
+
+    >>> import gymnasium as gym, wmrl_envs
+    >>> from wmrl_envs.rewards import WorldModel
+    >>> env = gym.make("WMRL-MLEDojo-v0", task="telco-customer-churn")  # doctest: +SKIP
+    >>> env = WithRewardSource(env, WorldModel(predictor))  # the one line that swaps the source  # doctest: +SKIP
+    >>> prompt, info = env.reset(seed=0)  # doctest: +SKIP
+    >>> _, reward, *_ , info = env.step(reply)  # doctest: +SKIP
+    >>> info["reward_source"]  # doctest: +SKIP
+    'world_model'
+
+    The source is installed on the base environment (which scores through its
+    ``reward_source``), so every wrapper in between keeps working; `close` restores
+    the original source.
+    """
+
+    def __init__(self, env: gym.Env[str, str], reward_source: RewardSource) -> None:
+        super().__init__(env)
+        _check_source(reward_source)
+        base = env.unwrapped
+        if not hasattr(base, "reward_source"):
+            raise TypeError(
+                f"{type(base).__name__} has no reward_source to swap; WithRewardSource wraps WMRL environments "
+                f"such as WMRL-MLEDojo-v0"
+            )
+        self._previous = base.reward_source
+        self.reward_source = reward_source
+        base.reward_source = reward_source
+
+    def close(self) -> None:
+        """Close the environment and give the base environment its original reward source back."""
+        self.env.unwrapped.reward_source = self._previous
+        super().close()
+
+
+# Wrappers that only guard reset/step order or check spaces: stepping the base env directly skips nothing.
+# (A WithRewardSource on a sub-env is refused too: the group is scored by the vector env's own source.)
+_TRANSPARENT_WRAPPERS = (OrderEnforcing, PassiveEnvChecker)
+
+
+def _base_env(env: gym.Env) -> Any:
+    wrapper = env
+    while isinstance(wrapper, gym.Wrapper):
+        if not isinstance(wrapper, _TRANSPARENT_WRAPPERS):
+            raise TypeError(
+                f"GroupVectorEnv steps each sub-environment's base env directly, so the {type(wrapper).__name__} "
+                f"wrapper would be skipped; make the sub-environments without it (or apply it to the vector env)"
+            )
+        wrapper = wrapper.env
+    if not (callable(getattr(wrapper, "begin_step", None)) and callable(getattr(wrapper, "end_step", None))):
+        raise TypeError(
+            f"GroupVectorEnv needs environments that split a step around scoring (begin_step / end_step), "
+            f"such as WMRL-MLEDojo-v0; got {type(wrapper).__name__}"
+        )
+    return wrapper
+
+
+class GroupVectorEnv(VectorEnv):
+    """G sub-environments on one task: one GRPO group, stepped together and scored together.
+
+    >>> import gymnasium as gym, wmrl_envs
+    >>> from wmrl_envs.rewards import Corrected, RealExecution, WorldModel
+    >>> envs = gym.make_vec("WMRL-MLEDojo-v0", num_envs=8, vectorization_mode="sync", max_turns=1)  # doctest: +SKIP
+    >>> group = GroupVectorEnv(envs, Corrected(RealExecution(), WorldModel(predictor)))  # doctest: +SKIP
+    >>> prompts, infos = group.reset(seed=0)  # doctest: +SKIP
+    >>> _, rewards, terminated, truncated, infos = group.step(replies)  # doctest: +SKIP
+    >>> infos["group_source"][0], infos["group_weight"][0]  # doctest: +SKIP
+    ('anchor', 2.4)
+
+    `envs` is a ``SyncVectorEnv`` (from ``gym.make_vec(..., vectorization_mode="sync")``) or a
+    sequence of environments; with a source that has ``score_groups`` (`Corrected`) each step is
+    one group of it, with any other `RewardSource` the group weight is 1.
+    """
+
+    def __init__(
+        self,
+        envs: SyncVectorEnv | Sequence[gym.Env[str, str]],
+        reward_source: RewardSource,
+        autoreset_mode: AutoresetMode | str | None = None,
+    ) -> None:
+        _check_source(reward_source)
+        if isinstance(envs, SyncVectorEnv):
+            sub_envs = list(envs.envs)
+            mode = envs.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        elif isinstance(envs, VectorEnv):
+            raise TypeError(
+                f"GroupVectorEnv needs the sub-environments in this process: pass a SyncVectorEnv "
+                f"(gym.make_vec(..., vectorization_mode='sync')) or a list of envs, not a {type(envs).__name__}"
+            )
+        else:
+            sub_envs, mode = list(envs), AutoresetMode.NEXT_STEP
+        if not sub_envs:
+            raise ValueError("GroupVectorEnv needs at least one sub-environment (the group size G)")
+        self.envs = sub_envs
+        self._bases = [_base_env(env) for env in sub_envs]
+        self.reward_source = reward_source
+        self.num_envs = len(sub_envs)
+        self.autoreset_mode = AutoresetMode(autoreset_mode if autoreset_mode is not None else mode)
+        self.metadata = {**sub_envs[0].metadata, "autoreset_mode": self.autoreset_mode}
+        self.render_mode = sub_envs[0].render_mode
+        self.single_observation_space = sub_envs[0].observation_space
+        self.single_action_space = sub_envs[0].action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._observations = create_empty_array(self.single_observation_space, self.num_envs)
+        self._ended = False
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the whole group onto one task: the first sub-environment chooses it, the others follow."""
+        seeds = self._seeds(seed)
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if mask is not None and not (isinstance(mask, np.ndarray) and mask.shape == (self.num_envs,) and mask.all()):
+            raise ValueError(
+                f"a group resets together: options['reset_mask'] must be None or all True (shape ({self.num_envs},)), "
+                f"got {mask!r}"
+            )
+        first_obs, first_info = self.envs[0].reset(seed=seeds[0], options=options)
+        observations, infos = [first_obs], self._add_info({}, first_info, 0)
+        followed = {**options, "task": first_info["task"]}
+        for i, env in enumerate(self.envs[1:], start=1):
+            obs, info = env.reset(seed=seeds[i], options=followed)
+            observations.append(obs)
+            infos = self._add_info(infos, info, i)
+        self._ended = False
+        return self._batch(observations), infos
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Submit one reply per sub-environment, score them as one group, and return the batched results."""
+        replies = list(iterate(self.action_space, actions))
+        if len(replies) != self.num_envs:
+            raise ValueError(f"step needs one action per sub-environment ({self.num_envs}), got {len(replies)}")
+        if self._ended:
+            if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+                observations, infos = self.reset()
+                zeros = np.zeros(self.num_envs, dtype=np.bool_)
+                return observations, np.zeros(self.num_envs), zeros, zeros.copy(), infos
+            if self.autoreset_mode is AutoresetMode.DISABLED:
+                raise RuntimeError("the group's episode has ended; call reset() (autoreset is disabled)")
+
+        pending = [base.begin_step(reply) for base, reply in zip(self._bases, replies)]
+        scorable = [i for i, p in enumerate(pending) if p.rollout is not None]
+        scores, group_info = self._score_group([pending[i].rollout for i in scorable])
+        by_env: list[Score | None] = [None] * self.num_envs
+        for i, score in zip(scorable, scores, strict=True):
+            by_env[i] = score
+
+        observations, rewards, terminated, truncated, step_infos = [], np.zeros(self.num_envs), [], [], []
+        for i, (base, p) in enumerate(zip(self._bases, pending)):
+            obs, rewards[i], term, trunc, info = base.end_step(p, by_env[i])
+            observations.append(obs)
+            terminated.append(term)
+            truncated.append(trunc)
+            step_infos.append({**info, **group_info})
+        ended = np.logical_or(terminated, truncated)
+        if ended.any() and not ended.all():
+            raise RuntimeError(
+                f"the group's sub-environments ended at different steps (ended: {ended.tolist()}); a GRPO group must "
+                f"share one episode length (same max_turns)"
+            )
+        self._ended = bool(ended.all())
+        if self._ended and self.autoreset_mode is AutoresetMode.SAME_STEP:
+            batched, infos = self.reset()
+            for i in range(self.num_envs):
+                infos = self._add_info(infos, {"final_obs": observations[i], "final_info": step_infos[i]}, i)
+        else:
+            batched, infos = self._batch(observations), {}
+            for i, info in enumerate(step_infos):
+                infos = self._add_info(infos, info, i)
+        return batched, rewards, np.array(terminated), np.array(truncated), infos
+
+    def _score_group(self, rollouts: list[Rollout]) -> tuple[list[Score | None], dict[str, Any]]:
+        """Scores of the group's parsed submissions, and what `infos` reports about the group."""
+        score_groups = getattr(self.reward_source, "score_groups", None)
+        if callable(score_groups):
+            group = score_groups([rollouts])[0]
+            diagnostics = {k: v for k, v in group.diagnostics.items() if k != "world_model_rewards"}
+            return group.scores, {"group_weight": group.weight, "group_source": group.source, "group": diagnostics}
+        scores = list(self.reward_source.score(rollouts)) if rollouts else []
+        name = getattr(self.reward_source, "name", type(self.reward_source).__name__)
+        return scores, {"group_weight": 1.0, "group_source": name, "group": {}}
+
+    def _seeds(self, seed: int | list[int | None] | None) -> list[int | None]:
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, int):
+            return [seed + i for i in range(self.num_envs)]
+        if len(seed) != self.num_envs:
+            raise ValueError(f"a list of seeds must have one per sub-environment ({self.num_envs}), got {len(seed)}")
+        return list(seed)
+
+    def _batch(self, observations: list[Any]) -> Any:
+        self._observations = concatenate(self.single_observation_space, observations, self._observations)
+        return self._observations
+
+    def render(self) -> tuple[Any, ...]:
+        """Each sub-environment's rendering."""
+        return tuple(env.render() for env in self.envs)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close every sub-environment."""
+        for env in self.envs:
+            env.close()
+
