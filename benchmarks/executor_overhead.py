@@ -4,7 +4,9 @@ For a trivial script and a small scikit-learn script, times several runs per bac
 and compares the median wall time with the same code run in-process (after a warm-up,
 so imports are cached: pure compute) and as a bare subprocess (interpreter start and
 imports, no sandbox). The warm bubblewrap pool (`WarmBwrapExecutor`) is measured beside
-the cold backends. Prints a table and writes ``benchmarks/results/executor_overhead.json``.
+the cold backends, and docker when a daemon answers and its base image exists (see
+``wmrl_envs/sandbox/docker.py``); a backend that cannot run is listed under "skipped"
+with the reason. Prints a table and writes ``benchmarks/results/executor_overhead.json``.
 
     python benchmarks/executor_overhead.py --repeats 7
 """
@@ -117,8 +119,11 @@ def time_runs(runner: Callable[[str, Path, Path], None], code: str, data: Path, 
     return times
 
 
-def runners(stack: ExitStack) -> dict[str, Callable[[str, Path, Path], None]]:
-    """Baselines first, then every backend that works on this machine (the warm pool closed by `stack`)."""
+def runners(stack: ExitStack, skipped: dict[str, str]) -> dict[str, Callable[[str, Path, Path], None]]:
+    """Baselines first, then every backend that works on this machine (the warm pool closed by `stack`).
+
+    Backends that cannot run here are left out, with the reason recorded in `skipped`.
+    """
     found: dict[str, Callable[[str, Path, Path], None]] = {"in-process": in_process, "subprocess": bare_subprocess}
     warm = stack.enter_context(WarmBwrapExecutor())
     for executor in (BwrapExecutor(), warm, LocalExecutor(), DockerExecutor()):
@@ -126,6 +131,7 @@ def runners(stack: ExitStack) -> dict[str, Callable[[str, Path, Path], None]]:
         if problem is None:
             found[executor.name] = sandboxed(executor)
         else:
+            skipped[executor.name] = problem
             Console().print(f"skipping {executor.name}: {problem}")
     return found
 
@@ -138,10 +144,11 @@ def main() -> None:
     data = Path(tempfile.mkdtemp(prefix="wmrl-bench-data-"))
     data.chmod(0o755)
     rows = []
+    skipped: dict[str, str] = {}
     try:
         make_public_data(data)
         with ExitStack() as stack:
-            for name, runner in runners(stack).items():
+            for name, runner in runners(stack, skipped).items():
                 for script, code in SCRIPTS.items():
                     times = time_runs(runner, code, data, args.repeats)
                     rows.append(
@@ -160,6 +167,7 @@ def main() -> None:
                     "kernel": platform.release(), "euid": os.geteuid()},
         "repeats": args.repeats,
         "rows": rows,
+        "skipped": skipped,
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")

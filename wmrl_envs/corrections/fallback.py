@@ -13,8 +13,9 @@ Signals (a signal that is not available yet, None, never counts as failing):
   the map, in units of the real scores' variance) is below `min_error_reduction`.
   The default tolerates a slightly negative value, so a world model that is
   already calibrated (reduction about 0) is not punished for it.
-- ranking: the mean within-group Spearman correlation between calibrated
-  predictions and real scores, averaged over the last `rank_window` updates that
+- ranking: the mean within-group Spearman correlation between the world model's
+  raw predictions and real scores (a monotone map can only tie ranks, so a flat map
+  fitted to an anti-correlated model would hide the very signal), averaged over the last `rank_window` updates that
   had one (at least `min_rank_observations` of them), is at or below
   `min_rank_correlation`. One step's anchors are few, so this signal is smoothed;
   the other two arrive already aggregated over a window.
@@ -204,7 +205,7 @@ def rank_correlation(predicted: Any, real: Any) -> float | None:
 
 
 def mean_rank_correlation(groups: Iterable[tuple[Any, Any]]) -> float | None:
-    """Mean `rank_correlation` over (calibrated predictions, real scores) groups; None if no group has one."""
+    """Mean `rank_correlation` over (predictions, real scores) groups; None if no group has one."""
     values = [rho for p, r in groups if (rho := rank_correlation(p, r)) is not None]
     return float(np.mean(values)) if values else None
 

@@ -19,6 +19,7 @@ from wmrl_envs.sandbox import (
     LocalExecutor,
     WarmBwrapExecutor,
 )
+from wmrl_envs.sandbox.docker import LABEL
 from wmrl_envs.sandbox.proctree import alive, descendants, pids_of_uid
 
 SECRET = "id,target\n1,0.123456789\n"
@@ -90,5 +91,9 @@ def assert_nothing_left(executor: Executor) -> Callable[[ExecutionResult], None]
         uid = result.extra.get("uid")
         if uid is not None:
             assert not pids_of_uid(uid), f"processes of uid {uid} survived the run"
+        if isinstance(executor, DockerExecutor):
+            mine = {"label": [LABEL, f"wmrl.pid={os.getpid()}"]}
+            kept = executor.client().containers.list(all=True, filters=mine)
+            assert not kept, f"containers {[c.short_id for c in kept]} of the run were not removed"
 
     return check
