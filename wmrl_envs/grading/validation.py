@@ -56,6 +56,11 @@ class ValidationResult:
         return cls(valid=False, reason=reason)
 
 
+MIN_SIZE_CAP_BYTES = 16 * 2**20
+BYTES_PER_CELL_CAP = 256
+"""A submission larger than this many bytes per expected cell (and than the minimum) is refused unread."""
+
+
 class _Invalid(Exception):
     """Raised inside this module only; becomes ``ValidationResult.invalid(reason)``."""
 
@@ -68,7 +73,8 @@ def validate_submission(
     expected = _expected_columns(competition)
     _check_answers(competition, answers, metric)
     try:
-        frame = submission if isinstance(submission, pd.DataFrame) else _read_submission(Path(submission))
+        max_bytes = max(MIN_SIZE_CAP_BYTES, BYTES_PER_CELL_CAP * len(answers) * len(expected))
+        frame = submission if isinstance(submission, pd.DataFrame) else _read_submission(Path(submission), max_bytes)
         _check_columns(frame, expected)
         aligned = _align_by_id(frame, answers, competition.id_column)
         predictions = pd.DataFrame(
@@ -84,14 +90,21 @@ def validate_submission(
     )
 
 
-def _read_submission(path: Path) -> pd.DataFrame:
+def _read_submission(path: Path, max_bytes: int) -> pd.DataFrame:
     # Text cells only: each column's type is decided by the metric, not guessed by pandas.
     if not path.exists():
         raise _Invalid(f"no submission file at {path}: the solution must write its predictions there")
     if not path.is_file():
         raise _Invalid(f"submission path {path} is not a regular file")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         raise _Invalid(f"submission file {path} is empty: write a header row and one row per test id")
+    if size > max_bytes:
+        # Parsing an oversized file would cost the grader (outside the sandbox) memory it may not have.
+        raise _Invalid(
+            f"submission file {path} is {size / 2**20:.1f} MB, more than the {max_bytes / 2**20:.1f} MB a submission "
+            "of this competition can need: write only the sample submission's columns, one row per test id"
+        )
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
     except pd.errors.EmptyDataError:

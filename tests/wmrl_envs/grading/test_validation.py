@@ -94,6 +94,13 @@ def test_directory_instead_of_file_is_invalid(auc_task, tmp_path):
     assert_invalid(check(auc_task, tmp_path / "dir.csv"), "not a regular file")
 
 
+def test_an_oversized_file_is_refused_unread(auc_task, tmp_path):
+    huge = tmp_path / "huge.csv"
+    with huge.open("wb") as fh:
+        fh.truncate(17 * 2**20)  # sparse: costs no disk, but is past the size any tiny task's submission can need
+    assert_invalid(check(auc_task, huge), "MB, more than", "one row per test id")
+
+
 def test_unparseable_csv_is_invalid(auc_task, tmp_path):
     assert_invalid(check(auc_task, write(tmp_path, "id,target\n1,2,3,4\n")), "could not be parsed as CSV")
 
