@@ -7,5 +7,24 @@ from wmrl_envs.world_models.base import (
     Predictor,
     PredictorError,
 )
+from wmrl_envs.world_models.proxy import CheapExecutionProxy, proxy_record
+from wmrl_envs.world_models.proxy_split import (
+    ProxyCompetition,
+    ProxySplit,
+    ProxyUnsupported,
+    build_proxy_competition,
+)
 
-__all__ = ["BatchPredictor", "PredictedStatus", "Prediction", "Predictor", "PredictorError"]
+__all__ = [
+    "BatchPredictor",
+    "CheapExecutionProxy",
+    "PredictedStatus",
+    "Prediction",
+    "Predictor",
+    "PredictorError",
+    "ProxyCompetition",
+    "ProxySplit",
+    "ProxyUnsupported",
+    "build_proxy_competition",
+    "proxy_record",
+]
