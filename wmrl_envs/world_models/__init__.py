@@ -7,6 +7,20 @@ from wmrl_envs.world_models.base import (
     Predictor,
     PredictorError,
 )
+from wmrl_envs.world_models.llm import LLMWorldModel
+from wmrl_envs.world_models.llm_backends import (
+    ChatBackend,
+    Completion,
+    OpenAICompatibleBackend,
+    TransformersBackend,
+)
+from wmrl_envs.world_models.llm_parse import LLMAnswer, parse_reply
+from wmrl_envs.world_models.llm_prompt import (
+    FewShotExample,
+    FewShotPool,
+    PromptBuilder,
+    trim_code,
+)
 from wmrl_envs.world_models.proxy import CheapExecutionProxy, proxy_record
 from wmrl_envs.world_models.proxy_split import (
     ProxyCompetition,
@@ -17,14 +31,25 @@ from wmrl_envs.world_models.proxy_split import (
 
 __all__ = [
     "BatchPredictor",
+    "ChatBackend",
     "CheapExecutionProxy",
+    "Completion",
+    "FewShotExample",
+    "FewShotPool",
+    "LLMAnswer",
+    "LLMWorldModel",
+    "OpenAICompatibleBackend",
     "PredictedStatus",
     "Prediction",
     "Predictor",
     "PredictorError",
+    "PromptBuilder",
     "ProxyCompetition",
     "ProxySplit",
     "ProxyUnsupported",
+    "TransformersBackend",
     "build_proxy_competition",
+    "parse_reply",
     "proxy_record",
+    "trim_code",
 ]
