@@ -46,8 +46,8 @@ def _encode(column: pd.Series) -> pd.DataFrame:
     if values.dropna().str.match(_DATE_PATTERN).all() and values.notna().any():
         stamp = pd.to_datetime(values, utc=True, format="mixed")
         parts = {
-            "year": stamp.dt.year, "month": stamp.dt.month, "dayofweek": stamp.dt.dayofweek,
-            "dayofyear": stamp.dt.dayofyear, "hour": stamp.dt.hour, "days": (stamp - pd.Timestamp("1970-01-01", tz="UTC")).dt.days,
+            "year": stamp.dt.year, "month": stamp.dt.month, "dayofweek": stamp.dt.day_of_week,
+            "dayofyear": stamp.dt.day_of_year, "hour": stamp.dt.hour, "days": (stamp - pd.Timestamp("1970-01-01", tz="UTC")).dt.days,
         }
         return pd.DataFrame({f"{name}_{part}": series.astype(float) for part, series in parts.items()})
     codes = pd.Categorical(values, categories=sorted(values.dropna().unique())).codes.astype(float)

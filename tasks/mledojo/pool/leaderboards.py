@@ -13,6 +13,7 @@ import pandas as pd
 
 from wmrl_envs.grading.metrics import compute_metric
 
+from .experts import ExpertMatrices, expert_matrices
 from .features import design_matrices, train_targets
 from .population import TEAMS, task_kind, team_predictions
 from .recommenders import RECOMMENDER_TEAMS, recommendations
@@ -69,5 +70,13 @@ def _submissions(spec: CompetitionSpec, data: Prepared):
         return
     x_train, x_test = design_matrices(spec, data)
     y_train = data.train[train_targets(data)]
+    cache: list[ExpertMatrices] = []
+
+    def experts() -> ExpertMatrices:
+        if not cache:
+            cache.append(expert_matrices(spec, data))
+        return cache[0]
+
     for team in TEAMS:
-        yield team.name, team.model, team_predictions(team, spec, x_train, y_train, x_test, seed_for(f"{spec.id}:{team.name}"))
+        seed = seed_for(f"{spec.id}:{team.name}")
+        yield team.name, team.model, team_predictions(team, spec, x_train, y_train, x_test, seed, experts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from dateutil.easter import easter
 
 from wmrl_envs.competition import Category
 
@@ -153,29 +154,47 @@ def _store_demand(rng: np.random.Generator) -> Prepared:
 
 
 def _holidays(dates: pd.DatetimeIndex) -> pd.DataFrame:
-    """Fixed-date holidays with the demand lift they cause (Christmas Day: stores closed)."""
-    rules = [("New Year's Day", 1, 1, 0.3), ("Carnival Monday", 2, 8, 1.2), ("Labour Day", 5, 1, 0.7), ("Independence Day", 8, 10, 1.15),
+    """Each year's national holidays with the demand lift they cause (Christmas Day: stores closed).
+
+    Fixed-date holidays keep their day; Carnival and Good Friday move with Easter, so they are
+    computed per year (Carnival Monday and Tuesday are 48 and 47 days before Easter Sunday).
+    """
+    fixed = [("New Year's Day", 1, 1, 0.3), ("Labour Day", 5, 1, 0.7), ("Independence Day", 8, 10, 1.15),
              ("All Souls' Day", 11, 2, 1.25), ("Christmas Eve", 12, 24, 1.8), ("Christmas Day", 12, 25, 0.0), ("New Year's Eve", 12, 31, 1.5)]
-    years = sorted(set(dates.year))
-    table = pd.DataFrame(
-        [(pd.Timestamp(year, month, day), name, lift) for year in years for name, month, day, lift in rules],
-        columns=["date", "holiday", "lift"],
-    )
+    moving = [("Carnival Monday", -48, 1.2), ("Carnival Tuesday", -47, 1.1), ("Good Friday", -2, 0.9)]
+    rows = []
+    for year in sorted(set(dates.year)):
+        rows += [(pd.Timestamp(year, month, day), name, lift) for name, month, day, lift in fixed]
+        sunday = pd.Timestamp(easter(year))
+        rows += [(sunday + pd.Timedelta(days=offset), name, lift) for name, offset, lift in moving]
+    table = pd.DataFrame(rows, columns=["date", "holiday", "lift"])
     return table.sort_values("date").reset_index(drop=True)
+
+
+# Chicago's test days come in blocks no longer than the lag, each after an unreleased gap of the lag's
+# length: a released `<station>_lag14` then always points at a training day or an unreleased day,
+# never at a test day, so no test answer can be read off the public files.
+_LAG_DAYS = 14
+_CHICAGO_TEST_START = "2012-08-27"
 
 
 def _chicago_ridership(rng: np.random.Generator) -> Prepared:
     chicago = load_rdataset("modeldata", "Chicago")
-    lags = {station: f"{station.lower()}_lag14" for station in chicago.columns[1:21]}
+    lags = {station: f"{station.lower()}_lag{_LAG_DAYS}" for station in chicago.columns[1:21]}
     frame = chicago.rename(columns=lags).drop(columns=["ridership"])
     # Station columns are 14-day lags, so a station's same-day ridership is its lag 14 rows later.
     frame["clark_lake"] = chicago["ridership"]
-    frame["belmont"] = chicago["Belmont"].shift(-14)
-    frame["austin"] = chicago["Austin"].shift(-14)
+    frame["belmont"] = chicago["Belmont"].shift(-_LAG_DAYS)
+    frame["austin"] = chicago["Austin"].shift(-_LAG_DAYS)
     frame = frame.dropna(subset=["belmont", "austin"]).reset_index(drop=True)
     frame = frame[["date", *[c for c in frame.columns if c != "date"]]]
-    n_test = int(round(len(frame) * 0.25))
-    train, test = frame.iloc[:-n_test].reset_index(drop=True), frame.iloc[-n_test:].reset_index(drop=True)
+    dates = pd.to_datetime(frame["date"])
+    assert (dates.diff().dropna() == pd.Timedelta(days=1)).all(), "Chicago must be one row per day"
+    since = (dates - pd.Timestamp(_CHICAGO_TEST_START)).dt.days.to_numpy()
+    # After the cutoff: 14 unreleased days, then 14 test days, repeated (the gap comes first).
+    is_test = (since >= 0) & ((since // _LAG_DAYS) % 2 == 1)
+    is_train = since < 0
+    train, test = frame[is_train].reset_index(drop=True), frame[is_test].reset_index(drop=True)
     targets = ["clark_lake", "belmont", "austin"]
     means = train[targets].mean().round(1)
     return Prepared(

@@ -1,4 +1,4 @@
-"""The reference population: ~60 seeded "teams" whose scores form each pool leaderboard.
+"""The reference population: ~65 seeded "teams" whose scores form each pool leaderboard.
 
 A position score is only meaningful against a field that looks like a real Kaggle board:
 a few broken submissions at the bottom, a crowd of baselines and simple models, a long
@@ -10,7 +10,7 @@ and `team_predictions` turns a team into a submission for any tabular pool compe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from .experts import ExpertMatrices, expert_predictions
 from .spec import CompetitionSpec
 
 __all__ = ["TEAMS", "Team", "task_kind", "team_predictions"]
@@ -59,7 +60,7 @@ class Team:
     name: str
     model: str
     """constant | random | shuffled / inverted (an hgb with rows permuted / classes or values mirrored) |
-    linear | knn | naive_bayes | tree | forest | extra_trees | hgb | blend"""
+    linear | knn | naive_bayes | tree | forest | extra_trees | hgb | blend | expert (see experts.py)"""
     params: Mapping[str, Any] = field(default_factory=dict)
     train_fraction: float = 1.0
     """Share of the training rows the team used (a quick first try, or a memory limit)."""
@@ -139,6 +140,20 @@ TEAMS: tuple[Team, ...] = (
     Team("blend-gbm-forest-log", "blend", {"members": ("hgb", "forest")}, transform=True, threshold=0.35),
     Team("blend-gbm-linear", "blend", {"members": ("hgb", "linear")}),
     Team("blend-gbm-extra", "blend", {"members": ("hgb", "extra_trees")}, regression_for_ordinal=True),
+    # Experts (`experts.py`): the competition's feature homework, the metric's loss, early stopping,
+    # bagging and blends. They are the top of a real board, a step above a careful first solution.
+    Team("expert-gbm-30pct", "expert", {"members": ("gbm",)}, train_fraction=0.3),
+    Team("expert-linear", "expert", {"members": ("linear",)}),
+    Team("expert-gbm-quick", "expert", {"members": ("gbm",), "learning_rate": 0.1, "max_iter": 300}),
+    Team("expert-gbm", "expert", {"members": ("gbm",)}),
+    Team("expert-gbm-shallow", "expert", {"members": ("gbm_shallow",)}),
+    Team("expert-gbm-deep", "expert", {"members": ("gbm",), "leaves": 63, "min_samples_leaf": 10}),
+    Team("expert-gbm-bag3", "expert", {"members": ("gbm",), "bags": 3}),
+    Team("expert-gbm-shallow-bag3", "expert", {"members": ("gbm_shallow",), "bags": 3}),
+    Team("expert-blend-gbm-extra", "expert", {"members": ("gbm", "extra_trees")}),
+    Team("expert-stack-gbm-linear", "expert", {"members": ("gbm", "linear"), "stack": True}),
+    Team("expert-stack-shallow-linear", "expert", {"members": ("gbm_shallow", "linear"), "stack": True}),
+    Team("expert-stack-all", "expert", {"members": ("gbm", "gbm_shallow", "linear", "extra_trees"), "stack": True}),
 )
 
 
@@ -148,14 +163,33 @@ def task_kind(spec: CompetitionSpec) -> str:
 
 
 def team_predictions(
-    team: Team, spec: CompetitionSpec, x_train: pd.DataFrame, y_train: pd.DataFrame, x_test: pd.DataFrame, seed: int
+    team: Team,
+    spec: CompetitionSpec,
+    x_train: pd.DataFrame,
+    y_train: pd.DataFrame,
+    x_test: pd.DataFrame,
+    seed: int,
+    experts: Callable[[], ExpertMatrices] | None = None,
 ) -> pd.DataFrame:
-    """The team's submission for a tabular competition: one column per target column, in test order."""
+    """The team's submission for a tabular competition: one column per target column, in test order.
+
+    Expert teams train on `experts()`, the competition's expert matrices (built once and shared).
+    """
     rng = np.random.default_rng(seed)
     kind = task_kind(spec)
     rows = np.arange(len(x_train))
     if team.train_fraction < 1.0:
         rows = np.sort(rng.choice(len(x_train), max(20, int(len(x_train) * team.train_fraction)), replace=False))
+    if team.model == "expert":
+        if experts is None:
+            raise ValueError(f"team {team.name!r} needs the competition's expert matrices")
+        m = experts()
+        if team.train_fraction < 1.0:
+            m = ExpertMatrices(
+                m.trees_train.iloc[rows].reset_index(drop=True), m.trees_test, m.linear_train[rows], m.linear_test,
+                {k: (train[rows], test) for k, (train, test) in m.offsets.items()},
+            )
+        return expert_predictions(team.params, kind, spec.metric, m, y_train.iloc[rows].reset_index(drop=True), seed % (2**31 - 100))
     x_fit, y_fit = x_train.iloc[rows], y_train.iloc[rows]
     if kind in ("binary_proba", "binary_label", "multilabel"):
         columns = {c: _binary_probability(team, x_fit, y_fit[c], x_test, rng) for c in y_fit.columns}

@@ -1,0 +1,407 @@
+"""The top of the reference boards: "expert" teams that did the homework a strong Kaggler does.
+
+The generic population (`population.py`) sees every competition through one encoder: categories
+as integer codes, the raw target, squared-error losses, a fixed 0.5 cut. Real boards are topped
+by teams that read the metric and the data. The expert teams here share one toolkit, all of it
+fitted on the public training data only:
+
+- a tree matrix with categories kept as categories (native categorical splits) and a linear
+  matrix with one-hot categories, log-scaled skewed amounts and missing-value flags;
+- the competition's own feature homework (`_HOMEWORK`): ratios and calendar flags, holidays,
+  out-of-fold TF-IDF (word and character n-gram) text probabilities for the tweets;
+- the metric's loss: log targets for RMSLE, the change since a same-station lag when the
+  data has one, absolute error for MAE, Poisson counts rounded to whole units for SMAPE,
+  balanced classes for macro F1, the F1-best threshold picked on a holdout, the expected grade
+  for quadratic kappa;
+- gradient boosting run long with early stopping on a holdout, bagged over seeds, and
+  blended with the linear model (its strength picked on a holdout) or extra trees, or stacked
+  (blend weights picked on a 20% holdout, then every member refitted on all rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression, RidgeCV
+from sklearn.metrics import f1_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from scipy import sparse
+
+from .features import _DATE_PATTERN, _HOOKS, _encode, train_targets
+from .spec import CompetitionSpec, Prepared
+
+__all__ = ["ExpertMatrices", "expert_matrices", "expert_predictions"]
+
+_MAX_CATEGORIES = 250
+_MAX_ONE_HOT = 60
+_MAX_BOOSTED_TREES = 2400
+
+
+@dataclass(frozen=True)
+class ExpertMatrices:
+    """What the expert teams train on: tree and linear matrices and, per target, a log-space offset."""
+
+    trees_train: pd.DataFrame
+    trees_test: pd.DataFrame
+    linear_train: np.ndarray
+    linear_test: np.ndarray
+    offsets: Mapping[str, tuple[np.ndarray, np.ndarray]]
+
+
+def expert_matrices(spec: CompetitionSpec, data: Prepared) -> ExpertMatrices:
+    """Build the expert feature matrices once per competition (they are shared by every expert team)."""
+    targets = train_targets(data)
+    train, test = data.train.drop(columns=targets), data.test
+    homework = _HOMEWORK.get(spec.id)
+    extra_train, extra_test = (pd.DataFrame(index=train.index), pd.DataFrame(index=test.index))
+    if homework is not None:
+        extra_train, extra_test = homework(train, test, data.train[targets], data.extra_files)
+    hook = _HOOKS.get(spec.id)
+    if hook is not None:
+        train, test = hook(train, test, data.extra_files)
+    both = pd.concat([train, test], ignore_index=True).drop(columns=[spec.id_column])
+    extra = pd.concat([extra_train, extra_test], ignore_index=True)
+    trees, linear = [], []
+    for name in both.columns:
+        column = both[name]
+        numeric = pd.api.types.is_bool_dtype(column.dtype) or pd.api.types.is_numeric_dtype(column.dtype)
+        values = column.astype("string") if not numeric else None
+        if numeric or (values.dropna().str.match(_DATE_PATTERN).all() and values.notna().any()):
+            encoded = _encode(column)
+            trees.append(encoded)
+            linear.append(_linear_numeric(encoded))
+            continue
+        levels = sorted(values.dropna().unique())
+        if len(levels) <= _MAX_CATEGORIES:
+            trees.append(pd.DataFrame({name: pd.Categorical(values, categories=levels)}))
+        else:
+            trees.append(_encode(column))
+        if len(levels) <= _MAX_ONE_HOT:
+            linear.append(pd.get_dummies(pd.Categorical(values, categories=levels), prefix=name, dtype=float))
+    trees.append(extra.astype(float))
+    linear.append(_linear_numeric(extra.astype(float)))
+    tree_frame = pd.concat(trees, axis=1)
+    linear_frame = pd.concat(linear, axis=1)
+    n = len(train)
+    offsets = {}
+    for target in targets:
+        lag = next((c for c in test.columns if c.startswith(f"{target}_lag")), None)
+        if lag is not None and spec.metric in ("rmsle", "mean_column_rmsle"):
+            offsets[target] = (np.log1p(train[lag].to_numpy(float)), np.log1p(test[lag].to_numpy(float)))
+    return ExpertMatrices(
+        trees_train=tree_frame.iloc[:n].reset_index(drop=True),
+        trees_test=tree_frame.iloc[n:].reset_index(drop=True),
+        linear_train=linear_frame.iloc[:n].to_numpy(float),
+        linear_test=linear_frame.iloc[n:].to_numpy(float),
+        offsets=offsets,
+    )
+
+
+def _linear_numeric(frame: pd.DataFrame) -> pd.DataFrame:
+    """Log-scale skewed non-negative amounts, flag missing values, fill them with the median."""
+    out = {}
+    for name in frame.columns:
+        values = frame[name].astype(float)
+        if values.notna().sum() == 0:
+            continue
+        if values.min() >= 0 and values.nunique() > 2 and values.skew() > 1.0:
+            values = np.log1p(values)
+        if values.isna().any():
+            out[f"{name}_missing"] = values.isna().astype(float)
+        out[name] = values.fillna(values.median())
+    return pd.DataFrame(out, index=frame.index)
+
+
+# ---- per-competition homework -------------------------------------------------------------
+
+Homework = Callable[[pd.DataFrame, pd.DataFrame, pd.DataFrame, Mapping[str, pd.DataFrame]], tuple[pd.DataFrame, pd.DataFrame]]
+
+
+def _both(fn: Callable[[pd.DataFrame], pd.DataFrame]) -> Homework:
+    def homework(train, test, y, extra):
+        return fn(train).reset_index(drop=True), fn(test).reset_index(drop=True)
+
+    return homework
+
+
+def _diamond(frame: pd.DataFrame) -> pd.DataFrame:
+    width = frame["y"].replace(0, np.nan)
+    return pd.DataFrame({
+        "color_rank": frame["color"].map({c: i for i, c in enumerate("DEFGHIJ")}),
+        "clarity_rank": frame["clarity"].map({c: i for i, c in enumerate(["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"])}),
+        "length_to_width": frame["x"] / width,
+        "depth_from_xyz": 2 * frame["z"] / (frame["x"] + width),
+        "price_per_carat": frame["price"] / frame["carat"],
+        "volume": frame["x"] * frame["y"] * frame["z"],
+    })
+
+
+def _ames(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "total_sf": frame["Total_Bsmt_SF"] + frame["Gr_Liv_Area"],
+        "age_at_sale": frame["Year_Sold"] - frame["Year_Built"],
+        "years_since_remodel": frame["Year_Sold"] - frame["Year_Remod_Add"],
+        "total_baths": frame["Full_Bath"] + 0.5 * frame["Half_Bath"] + frame["Bsmt_Full_Bath"].fillna(0) + 0.5 * frame["Bsmt_Half_Bath"].fillna(0),
+    })
+
+
+def _credit(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"amount_to_price": frame["Amount"] / frame["Price"], "income_left": frame["Income"] - frame["Expenses"]})
+
+
+def _hotel(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"nights": frame["stays_in_weekend_nights"] + frame["stays_in_week_nights"]})
+
+
+def _food(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"n_items": frame.filter(like="item_").sum(axis=1)})
+
+
+def _chicago(frame: pd.DataFrame) -> pd.DataFrame:
+    from pandas.tseries.holiday import USFederalHolidayCalendar
+
+    holidays = USFederalHolidayCalendar().holidays("2000-01-01", "2017-12-31")
+    date = pd.to_datetime(frame["date"])
+    christmas = ((date.dt.month == 12) & (date.dt.day >= 24)) | ((date.dt.month == 1) & (date.dt.day == 1))
+    return pd.DataFrame({
+        "weekday": date.dt.day_of_week.astype(float),
+        "day_of_year": date.dt.day_of_year.astype(float),
+        "years": date.dt.year + date.dt.day_of_year / 366,
+        "holiday": date.isin(holidays).astype(float),
+        "holiday_lag14": (date - pd.Timedelta(days=14)).isin(holidays).astype(float),
+        "christmas_week": christmas.astype(float),
+    })
+
+
+def _vehicle(frame: pd.DataFrame) -> pd.DataFrame:
+    """Engine-by-drive cells: the interaction a linear model cannot find on its own."""
+    cells = frame["engine"].astype(str) + "_" + frame["drive"].astype(str)
+    levels = sorted(set(cells))
+    return pd.DataFrame({f"engine_drive_{level}": (cells == level).astype(float) for level in levels}, index=frame.index)
+
+
+def _tweets(train: pd.DataFrame, test: pd.DataFrame, y: pd.DataFrame, extra: Mapping[str, pd.DataFrame]):
+    """Out-of-fold word and character n-gram TF-IDF logistic-regression probabilities (a classic stack)."""
+    label = y.iloc[:, 0].to_numpy()
+    words = TfidfVectorizer(min_df=2, ngram_range=(1, 2), max_features=50000, sublinear_tf=True, token_pattern=r"\S+", lowercase=False)
+    chars = TfidfVectorizer(min_df=3, analyzer="char_wb", ngram_range=(2, 5), max_features=60000, sublinear_tf=True)
+    text_train = sparse.hstack([words.fit_transform(train["text"]), chars.fit_transform(train["text"])]).tocsr()
+    text_test = sparse.hstack([words.transform(test["text"]), chars.transform(test["text"])]).tocsr()
+    classes = np.unique(label)
+    oof = np.zeros((len(train), len(classes)))
+    for fit, held in StratifiedKFold(n_splits=5, shuffle=True, random_state=1).split(text_train, label):
+        oof[held] = LogisticRegression(C=8.0, max_iter=2000).fit(text_train[fit], label[fit]).predict_proba(text_train[held])
+    full = LogisticRegression(C=8.0, max_iter=2000).fit(text_train, label).predict_proba(text_test)
+    names = [f"text_proba_{c}" for c in classes]
+    when = pd.to_datetime(pd.concat([train["created_at"], test["created_at"]]), utc=True, format="mixed")
+    minute = when.dt.minute.to_numpy(float)
+    return (
+        pd.DataFrame(oof, columns=names).assign(minute=minute[: len(train)]),
+        pd.DataFrame(full, columns=names).assign(minute=minute[len(train) :]),
+    )
+
+
+def _vehicle_homework(train, test, y, extra):
+    both = _vehicle(pd.concat([train, test], ignore_index=True))
+    return both.iloc[: len(train)].reset_index(drop=True), both.iloc[len(train) :].reset_index(drop=True)
+
+
+_HOMEWORK: dict[str, Homework] = {
+    "diamond-cut-grade": _both(_diamond),
+    "ames-house-prices": _both(_ames),
+    "credit-scoring-f1": _both(_credit),
+    "hotel-daily-rates": _both(_hotel),
+    "food-delivery-time": _both(_food),
+    "chicago-l-ridership": _both(_chicago),
+    "tweet-device-source": _tweets,
+    "vehicle-bench-test-time": _vehicle_homework,
+}
+
+
+# ---- the expert teams' models --------------------------------------------------------------
+
+
+def expert_predictions(recipe: Mapping[str, Any], kind: str, metric: str, m: ExpertMatrices, y_train: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """One expert team's submission; `recipe` names its members and their settings (see population.TEAMS)."""
+    if kind in ("binary_proba", "binary_label", "multilabel"):
+        out = {}
+        for column in y_train.columns:
+            y = y_train[column].astype(int).to_numpy()
+            if kind == "binary_label":
+                out[column] = _tuned_labels(recipe, m, y, seed)
+            else:
+                out[column] = _proba(recipe, m.trees_train, m.linear_train, y, m.trees_test, m.linear_test, seed, metric)[:, 1]
+        return pd.DataFrame(out)
+    if kind in ("multiclass_proba", "multiclass_label", "ordinal"):
+        label = y_train.iloc[:, 0]
+        classes, y = np.unique(label.to_numpy(), return_inverse=True)
+        proba = _proba(recipe, m.trees_train, m.linear_train, y, m.trees_test, m.linear_test, seed, metric)
+        if kind == "multiclass_proba":
+            return pd.DataFrame(proba, columns=classes)
+        if kind == "ordinal":
+            # Quadratic kappa punishes distance: submit the rounded expected grade.
+            expected = proba @ classes.astype(float)
+            return pd.DataFrame({label.name: np.clip(np.rint(expected), classes.min(), classes.max()).astype(int)})
+        return pd.DataFrame({label.name: classes[proba.argmax(axis=1)]})
+    out = {}
+    for column in y_train.columns:
+        out[column] = _regression(recipe, metric, m, column, y_train[column].astype(float).to_numpy(), seed)
+    return pd.DataFrame(out)
+
+
+def _tuned_labels(recipe: Mapping[str, Any], m: ExpertMatrices, y: np.ndarray, seed: int) -> np.ndarray:
+    """Pick the F1-best cut on 5-fold out-of-fold probabilities, refit on everything and apply it."""
+    oof = np.zeros(len(y))
+    for fit, held in StratifiedKFold(n_splits=5, shuffle=True, random_state=seed % 1000).split(m.linear_train, y):
+        oof[held] = _proba(recipe, m.trees_train.iloc[fit], m.linear_train[fit], y[fit], m.trees_train.iloc[held], m.linear_train[held], seed, "f1")[:, 1]
+    cuts = np.arange(0.1, 0.61, 0.01)
+    cut = cuts[int(np.argmax([f1_score(y, oof >= c) for c in cuts]))]
+    full = _proba(recipe, m.trees_train, m.linear_train, y, m.trees_test, m.linear_test, seed, "f1")[:, 1]
+    return (full >= cut).astype(int)
+
+
+def _proba(recipe, x_tree, x_lin, y, t_tree, t_lin, seed, metric) -> np.ndarray:
+    classes = np.unique(y)
+    if recipe.get("stack") and len(recipe["members"]) > 1:
+        held = np.random.default_rng(seed).random(len(y)) < 0.2
+        probes = _proba_members(recipe, x_tree[~held], x_lin[~held], y[~held], x_tree[held], x_lin[held], seed, metric, classes)
+        truth = np.searchsorted(classes, y[held])
+        weights = _best_weights(probes, lambda p: -np.mean(np.log(np.clip(p[np.arange(len(truth)), truth], 1e-9, 1))))
+    else:
+        weights = recipe.get("weights")
+    return _combine(weights, _proba_members(recipe, x_tree, x_lin, y, t_tree, t_lin, seed, metric, classes))
+
+
+def _proba_members(recipe, x_tree, x_lin, y, t_tree, t_lin, seed, metric, classes) -> list[np.ndarray]:
+    n_classes = len(classes)
+    weight = "balanced" if metric == "f1_macro" else None
+    members = []
+    for member in recipe["members"]:
+        if member.startswith("gbm"):
+            settings = _gbm_settings(recipe, member)
+            bags = []
+            for bag in range(recipe.get("bags", 1)):
+                iters = min(settings["max_iter"], max(60, _MAX_BOOSTED_TREES // (n_classes if n_classes > 2 else 1)))
+                model = HistGradientBoostingClassifier(
+                    **{**settings, "max_iter": iters}, categorical_features="from_dtype", class_weight=weight,
+                    early_stopping=len(y) >= 500, validation_fraction=0.1, n_iter_no_change=20, random_state=seed + bag,
+                )
+                bags.append(_aligned(model.fit(x_tree, y), t_tree, classes))
+            members.append(np.mean(bags, axis=0))
+        elif member == "linear":
+            grid = recipe.get("C", (0.01, 0.1, 1.0, 10.0, 100.0))
+            best = _pick_on_holdout(grid, lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, class_weight=weight, max_iter=3000)), x_lin, y, seed, proba=True)
+            members.append(_aligned(best.fit(x_lin, y), t_lin, classes))
+        elif member == "extra_trees":
+            model = ExtraTreesClassifier(n_estimators=100, min_samples_leaf=2, max_features=0.5, class_weight=weight, n_jobs=1, random_state=seed)
+            members.append(_aligned(model.fit(_codes(x_tree), y), _codes(t_tree), classes))
+    return members
+
+
+def _aligned(model, x, classes) -> np.ndarray:
+    out = np.zeros((len(x), len(classes)))
+    out[:, np.searchsorted(classes, model.classes_)] = model.predict_proba(x)
+    return out
+
+
+def _gbm_settings(recipe: Mapping[str, Any], member: str) -> dict[str, Any]:
+    """A boosting member's settings: the recipe's, or shallow trees at a faster rate for ``gbm_shallow``."""
+    settings = {
+        "learning_rate": recipe.get("learning_rate", 0.05), "max_iter": recipe.get("max_iter", 2000),
+        "max_leaf_nodes": recipe.get("leaves", 31), "min_samples_leaf": recipe.get("min_samples_leaf", 20),
+        "l2_regularization": recipe.get("l2", 1.0),
+    }
+    if member == "gbm_shallow":
+        settings.update(learning_rate=0.1, max_leaf_nodes=7, max_iter=3000)
+    return settings
+
+
+def _best_weights(probes: list[np.ndarray], loss: Callable[[np.ndarray], float]) -> np.ndarray:
+    """The blend weights (a 0.1 grid on the simplex) with the lowest holdout loss: a one-level stack."""
+    k = len(probes)
+    grid = [w for w in np.ndindex(*(11,) * k) if sum(w) == 10]
+    scores = [loss(_combine(np.asarray(w, float), probes)) for w in grid]
+    return np.asarray(grid[int(np.argmin(scores))], float)
+
+
+def _regression(recipe, metric: str, m: ExpertMatrices, column: str, y: np.ndarray, seed: int) -> np.ndarray:
+    loss = "squared_error"
+    log_space = metric in ("rmsle", "mean_column_rmsle") and (y >= 0).all()
+    if metric == "mae":
+        loss = "absolute_error"
+    elif metric == "smape" and (y >= 0).all():
+        loss = "poisson"
+    offset_train, offset_test = m.offsets.get(column, (np.zeros(len(y)), np.zeros(len(m.trees_test))))
+    target = np.log1p(y) - offset_train if log_space else y
+    if recipe.get("stack") and len(recipe["members"]) > 1:
+        held = np.random.default_rng(seed).random(len(y)) < 0.2
+        probes = _value_members(recipe, loss, m.trees_train[~held], m.linear_train[~held], target[~held], m.trees_train[held], m.linear_train[held], seed)
+        error = (lambda p: np.mean(np.abs(p - target[held]))) if loss == "absolute_error" else (lambda p: np.mean((p - target[held]) ** 2))
+        weights = _best_weights(probes, error)
+    else:
+        weights = recipe.get("weights")
+    values = _combine(weights, _value_members(recipe, loss, m.trees_train, m.linear_train, target, m.trees_test, m.linear_test, seed))
+    if log_space:
+        values = np.expm1(values + offset_test)
+    if loss == "poisson":
+        # Whole units: an exact 0 on a closed day scores 0 under SMAPE, a fractional forecast the maximum.
+        values = np.rint(values)
+    return np.clip(values, 0.0, None) if (y >= 0).all() else values
+
+
+def _value_members(recipe, loss: str, x_tree, x_lin, target, t_tree, t_lin, seed) -> list[np.ndarray]:
+    members = []
+    for member in recipe["members"]:
+        if member.startswith("gbm"):
+            bags = []
+            for bag in range(recipe.get("bags", 1)):
+                model = HistGradientBoostingRegressor(
+                    loss=loss, **_gbm_settings(recipe, member), categorical_features="from_dtype",
+                    early_stopping=True, validation_fraction=0.1, n_iter_no_change=20, random_state=seed + bag,
+                )
+                bags.append(model.fit(x_tree, target).predict(t_tree))
+            members.append(np.mean(bags, axis=0))
+        elif member == "linear":
+            lin_target = np.log1p(target) if loss == "poisson" else target
+            model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 3, 21)))
+            pred = model.fit(x_lin, lin_target).predict(t_lin)
+            members.append(np.expm1(pred).clip(0, None) if loss == "poisson" else pred)
+        elif member == "extra_trees":
+            model = ExtraTreesRegressor(n_estimators=100, min_samples_leaf=2, max_features=0.5, n_jobs=1, random_state=seed)
+            members.append(model.fit(_codes(x_tree), target).predict(_codes(t_tree)))
+    return members
+
+
+def _combine(weights: Any, members: list[np.ndarray]) -> np.ndarray:
+    weights = np.asarray([1.0] * len(members) if weights is None else weights, float)
+    return np.tensordot(weights / weights.sum(), np.stack(members), axes=1)
+
+
+def _pick_on_holdout(grid, build, x, y, seed, proba: bool):
+    """The grid value whose model scores best (log loss) on a seeded 20% holdout."""
+    if len(grid) == 1:
+        return build(grid[0])
+    rng = np.random.default_rng(seed)
+    held = rng.random(len(y)) < 0.2
+    classes = np.unique(y)
+    losses = []
+    for value in grid:
+        p = _aligned(build(value).fit(x[~held], y[~held]), x[held], classes)
+        losses.append(-np.mean(np.log(np.clip(p[np.arange(held.sum()), np.searchsorted(classes, y[held])], 1e-9, 1))))
+    return build(grid[int(np.argmin(losses))])
+
+
+def _codes(frame: pd.DataFrame) -> np.ndarray:
+    """Categories as integer codes and NaN as -1, for tree models without native categories."""
+    out = frame.copy()
+    for name in out.columns:
+        if isinstance(out[name].dtype, pd.CategoricalDtype):
+            out[name] = out[name].cat.codes
+    return out.astype(float).fillna(-1.0).to_numpy()
