@@ -38,96 +38,18 @@ from scipy.stats import spearmanr
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.console import note, table, track
-from wmrl_envs.grading import Grader, get_metric
+from wmrl_envs.grading import Grader
 from wmrl_envs.outcome import Outcome, execute_and_grade
 from wmrl_envs.sandbox import Limits, Status, make_executor
 from wmrl_envs.world_models import Prediction, PredictorError
 from wmrl_envs.world_models.proxy import CheapExecutionProxy, proxy_record
 from wmrl_envs.world_models.proxy_split import ProxySplit
 from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool
-from wmrl_tasks.mledojo.pool.baselines import baseline_code
+from wmrl_tasks.mledojo.pool.variants import VARIANTS, solution_variants
 from wmrl_tasks.mledojo.readers import read_competition
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "world_model_quality.json"
-VARIANTS = ("baseline", "less_data", "shuffled_half", "prior", "crash")
-
-
-# --- the solutions --------------------------------------------------------------------------
-
-
-def variants(competition: Competition) -> dict[str, str]:
-    """The baseline of `competition` and its degraded variants, as program text."""
-    base = baseline_code(competition.id)
-    return {
-        "baseline": base,
-        "less_data": _LESS_DATA + base,
-        "shuffled_half": base + _SHUFFLED_HALF.format(id_column=competition.id_column),
-        "prior": prior_code(competition),
-        "crash": 'raise RuntimeError("deliberate crash before any work")\n' + base,
-    }
-
-
-_LESS_DATA = """\
-import os as _os
-
-import pandas as _pd
-
-_read_csv = _pd.read_csv
-
-
-def _fewer_rows(path, *args, **kwargs):
-    frame = _read_csv(path, *args, **kwargs)
-    if _os.path.basename(str(path)) == "train.csv":
-        frame = frame.sample(frac=0.1, random_state=0).sort_index().reset_index(drop=True)
-    return frame
-
-
-_pd.read_csv = _fewer_rows
-"""
-
-_SHUFFLED_HALF = """
-
-import os as _os
-
-import numpy as _np
-import pandas as _pd
-
-_path = _os.environ["SUBMISSION_PATH"]
-_sub = _pd.read_csv(_path, dtype=str, keep_default_na=False)
-_rng = _np.random.default_rng(0)
-_rows = _rng.choice(len(_sub), size=len(_sub) // 2, replace=False)
-_cols = [c for c in _sub.columns if c != {id_column!r}]
-_sub.loc[_rows, _cols] = _sub.loc[_rng.permutation(_rows), _cols].to_numpy()
-_sub.to_csv(_path, index=False)
-"""
-
-
-def prior_code(competition: Competition) -> str:
-    """A solution that predicts the training prior for every row: the mode for label metrics, else the mean."""
-    label_metric = get_metric(competition.metric).kind == "label"
-    return f"""\
-import os
-
-import pandas as pd
-
-data = os.environ["DATA_DIR"]
-train = pd.read_csv(os.path.join(data, "train.csv"))
-test = pd.read_csv(os.path.join(data, "test.csv"))
-targets = {list(competition.target_columns)!r}
-out = pd.DataFrame({{{competition.id_column!r}: test[{competition.id_column!r}]}})
-if set(targets) <= set(train.columns):
-    for column in targets:
-        values = train[column]
-        out[column] = values.mode().iloc[0] if {label_metric!r} or not pd.api.types.is_numeric_dtype(values) else values.mean()
-else:
-    # One probability column per class: the class frequencies of the one label column.
-    label = [c for c in train.columns if c not in test.columns][0]
-    share = train[label].value_counts(normalize=True)
-    for column in targets:
-        out[column] = float(share.get(column, 0.0))
-out.to_csv(os.environ["SUBMISSION_PATH"], index=False)
-"""
 
 
 # --- running --------------------------------------------------------------------------------
@@ -220,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     competitions = [read_competition(root / cid) for cid in args.ids]
     uncovered = {c.id: proxy.unsupported_reason(c) for c in competitions if proxy.proxy_competition(c) is None}
     covered = [c for c in competitions if c.id not in uncovered]
-    items = [(c, name, code) for c in covered for name, code in variants(c).items() if name in args.variants]
+    items = [(c, name, code) for c in covered for name, code in solution_variants(c, args.variants).items()]
     note(f"{len(covered)} competitions covered, {len(uncovered)} not; {len(items)} solutions")
 
     pairs = run_pairs(items, proxy, executor, limits, args.workers)

@@ -1,4 +1,4 @@
-"""The ``wmrl`` command: list tasks and run one solution through the sandbox and grader.
+"""The ``wmrl`` command: list tasks, run one solution through the sandbox and grader, fit world models.
 
 Task families are imported inside the commands, so ``import wmrl_envs`` stays light and
 the library never depends on a task family at import time.
@@ -49,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--time-limit", type=float, default=1200.0, help="wall-clock budget in seconds")
     run.add_argument("--memory-mb", type=int, default=4096, help="memory limit in MB")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    run.add_argument("--log", type=Path, default=None, help="append the run to this execution log (JSONL)")
     run.set_defaults(func=_cmd_run)
 
     demo = sub.add_parser("demo", help="run the pool's baseline solutions through the sandbox and grader")
@@ -57,6 +58,34 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     demo.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
     demo.set_defaults(func=_cmd_demo)
+
+    world_model = sub.add_parser("world-model", help="build an execution log, fit and evaluate the learned surrogate")
+    wm = world_model.add_subparsers(dest="wm_command", required=True)
+    fit = wm.add_parser("fit", help="fit the learned surrogate on the train-split entries of an execution log")
+    fit.add_argument("--log", type=Path, required=True, help="execution log (JSONL) to learn from")
+    fit.add_argument("--out", type=Path, required=True, help="where to write the model file")
+    fit.set_defaults(func=_cmd_wm_fit)
+    evaluate = wm.add_parser("eval", help="compare the surrogate's predictions with the real outcomes of a log")
+    evaluate.add_argument("--model", type=Path, required=True, help="a model file written by `world-model fit`")
+    evaluate.add_argument("--log", type=Path, required=True, help="execution log (JSONL) of real runs")
+    evaluate.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    evaluate.set_defaults(func=_cmd_wm_eval)
+    collect = wm.add_parser("collect", help="run the pool's baselines and degraded variants for real into a log")
+    collect.add_argument("--out", type=Path, required=True, help="execution log (JSONL) to append to")
+    collect.add_argument("--split", default="train", choices=["train", "held-out", "all"])
+    collect.add_argument(
+        "--variants",
+        nargs="+",
+        default=None,
+        help="which solutions per task: baseline less_data shuffled_half prior crash (default: all)",
+    )
+    collect.add_argument("--ids", nargs="*", default=None, help="only these competition ids")
+    collect.add_argument("--data-root", type=Path, default=None, help="a folder of prepared pool competitions")
+    collect.add_argument("--executor", default="auto", choices=["auto", "bwrap", "local", "docker"])
+    collect.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
+    collect.add_argument("--time-limit", type=float, default=600.0, help="wall-clock budget of one run in seconds")
+    collect.set_defaults(func=_cmd_wm_collect)
     return parser
 
 
@@ -94,6 +123,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     executor = make_executor(args.executor)
     with tempfile.TemporaryDirectory(prefix="wmrl-run-") as workdir:
         outcome = execute_and_grade(competition, code, executor, limits, Path(workdir))
+    if args.log is not None:
+        from wmrl_envs.execution_log import ExecutionLog
+
+        ExecutionLog(args.log).append(competition, code, outcome)
     report = {"task": competition.id, "metric": competition.metric, "direction": competition.direction}
     report.update(outcome.to_dict())
     if args.json:
@@ -142,6 +175,81 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         console.table(f"Baseline solutions on the {args.split} split", rows)
         mean = sum(r["position"] for r in rows) / len(rows)
         console.note(f"mean position score: {mean:.3f} over {len(rows)} tasks (backend: {executor.name})")
+    return 0
+
+
+def _cmd_wm_fit(args: argparse.Namespace) -> int:
+    from wmrl_envs.execution_log import ExecutionLog
+    from wmrl_envs.world_models.surrogate import LearnedSurrogate
+
+    log = ExecutionLog(args.log)
+    everything = log.read()
+    train = [e for e in everything if e.split == "train"]
+    if log.skipped:
+        console.note(f"skipped {len(log.skipped)} corrupt line(s) of {log.path} (first: line {log.skipped[0][0]})")
+    if len(train) < len(everything):
+        console.note(f"left out {len(everything) - len(train)} held-out entries: world models never learn from them")
+    surrogate = LearnedSurrogate().fit(train)
+    surrogate.save(args.out)
+    console.note(f"fit on {len(train)} runs of {len(surrogate.tasks_seen)} training tasks; wrote {args.out}")
+    return 0
+
+
+def _cmd_wm_eval(args: argparse.Namespace) -> int:
+    from wmrl_envs.execution_log import ExecutionLog
+    from wmrl_envs.world_models.surrogate import LearnedSurrogate, evaluate_surrogate
+
+    surrogate = LearnedSurrogate.load(args.model)
+    entries = ExecutionLog(args.log).read(split=args.split)
+    if not entries:
+        raise WmrlError(
+            f"no {args.split} entries in {args.log}; collect some with `wmrl world-model collect --split {args.split}`"
+        )
+    report = {"model": str(args.model), "log": str(args.log), "split": args.split}
+    report.update(evaluate_surrogate(surrogate, entries))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        rows = [{"measure": key, "value": value} for key, value in report.items()]
+        console.table(f"Learned surrogate vs real execution ({args.split} split)", rows)
+    return 0
+
+
+def _cmd_wm_collect(args: argparse.Namespace) -> int:
+    from wmrl_envs.execution_log import ExecutionLog
+    from wmrl_envs.rewards.base import Rollout
+    from wmrl_envs.rewards.real import RealExecution
+    from wmrl_envs.sandbox.base import Limits
+    from wmrl_tasks.mledojo.catalog import load_competitions
+    from wmrl_tasks.mledojo.pool.variants import VARIANTS, solution_variants
+
+    names = tuple(args.variants or VARIANTS)
+    unknown = sorted(set(names) - set(VARIANTS))
+    if unknown:
+        raise ValueError(f"--variants: no variant {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    competitions = load_competitions(args.split, args.data_root)
+    if args.ids:
+        unknown = sorted(set(args.ids) - {c.id for c in competitions})
+        if unknown:
+            raise KeyError(f"no {args.split} competitions {', '.join(unknown)}; see `wmrl tasks --split {args.split}`")
+        competitions = [c for c in competitions if c.id in args.ids]
+    items = [(c, name, code) for c in competitions for name, code in solution_variants(c, names).items()]
+    log = ExecutionLog(args.out)
+    source = RealExecution(args.executor, Limits(wall_time_s=args.time_limit), workers=max(1, args.workers), log=log)
+    scores = source.score([Rollout(c, code) for c, _, code in items])
+    rows = [
+        {
+            "task": c.id,
+            "variant": name,
+            "status": "infra-error (not logged)" if s is None else s.outcome.execution.status.value,
+            "valid": None if s is None else s.outcome.grade.valid,
+            "position": None if s is None else round(s.value, 4),
+            "wall_s": None if s is None else round(s.outcome.execution.wall_s, 2),
+        }
+        for (c, name, _), s in zip(items, scores, strict=True)
+    ]
+    console.table(f"Real runs appended to {args.out}", rows)
+    console.note(f"{sum(s is not None for s in scores)} of {len(items)} runs logged to {args.out}")
     return 0
 
 

@@ -11,15 +11,19 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING
 
 from wmrl_envs.grading import Grader
 from wmrl_envs.outcome import execute_and_grade
 from wmrl_envs.rewards.base import Rollout, Score
 from wmrl_envs.sandbox import make_executor
 from wmrl_envs.sandbox.base import Executor, Limits, Status
+
+if TYPE_CHECKING:
+    from wmrl_envs.execution_log import ExecutionLog
 
 __all__ = ["RealExecution"]
 
@@ -43,6 +47,7 @@ class RealExecution:
         workers: int = 2,
         grader: Grader | None = None,
         work_root: Path | None = None,
+        log: ExecutionLog | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -51,6 +56,8 @@ class RealExecution:
         self.workers = workers
         self.grader = grader if grader is not None else Grader()
         self.work_root = work_root
+        self.log = log
+        """Where every scored run is appended (what world models learn from); None to keep no record."""
 
     def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
         """Run and grade every rollout; `None` where the sandbox itself failed."""
@@ -73,4 +80,6 @@ class RealExecution:
         if outcome.execution.status is Status.INFRA_ERROR:
             logger.warning("could not score a rollout of %s: %s", rollout.competition.id, outcome.execution.message)
             return None
+        if self.log is not None:
+            self.log.append(rollout.competition, rollout.code, outcome)
         return Score(value=outcome.position, source=self.name, outcome=outcome, cost_s=outcome.execution.wall_s)

@@ -7,6 +7,7 @@ from wmrl_envs.world_models.base import (
     Predictor,
     PredictorError,
 )
+from wmrl_envs.world_models.code_features import FEATURE_NAMES, code_features
 from wmrl_envs.world_models.llm import LLMWorldModel
 from wmrl_envs.world_models.llm_backends import (
     ChatBackend,
@@ -28,16 +29,26 @@ from wmrl_envs.world_models.proxy_split import (
     ProxyUnsupported,
     build_proxy_competition,
 )
+from wmrl_envs.world_models.surrogate import (
+    HeldOutEntriesError,
+    LearnedSurrogate,
+    SurrogateConfig,
+    SurrogateFileError,
+    evaluate_surrogate,
+)
 
 __all__ = [
+    "FEATURE_NAMES",
     "BatchPredictor",
     "ChatBackend",
     "CheapExecutionProxy",
     "Completion",
     "FewShotExample",
     "FewShotPool",
+    "HeldOutEntriesError",
     "LLMAnswer",
     "LLMWorldModel",
+    "LearnedSurrogate",
     "OpenAICompatibleBackend",
     "PredictedStatus",
     "Prediction",
@@ -47,8 +58,12 @@ __all__ = [
     "ProxyCompetition",
     "ProxySplit",
     "ProxyUnsupported",
+    "SurrogateConfig",
+    "SurrogateFileError",
     "TransformersBackend",
     "build_proxy_competition",
+    "code_features",
+    "evaluate_surrogate",
     "parse_reply",
     "proxy_record",
     "trim_code",
