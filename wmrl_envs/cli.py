@@ -7,7 +7,9 @@ the library never depends on a task family at import time.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import pkgutil
 import sys
 import tempfile
 from pathlib import Path
@@ -86,7 +88,17 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     collect.add_argument("--time-limit", type=float, default=600.0, help="wall-clock budget of one run in seconds")
     collect.set_defaults(func=_cmd_wm_collect)
+
+    _add_agent_commands(sub)
     return parser
+
+
+def _add_agent_commands(sub: argparse._SubParsersAction) -> None:
+    """Add the subcommands of `wmrl_agents.commands` (train, bench, compare): one module each, found by name."""
+    import wmrl_agents.commands as commands
+
+    for module in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{commands.__name__}.{module.name}").add_command(sub)
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:

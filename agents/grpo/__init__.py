@@ -1,0 +1,1 @@
+"""GRPO trainer: config, loss, rollouts, compute ledger, checkpoints."""

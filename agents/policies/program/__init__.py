@@ -1,0 +1,1 @@
+"""The CPU program policy: samples a solution recipe and renders it as a Python solution file."""
