@@ -28,9 +28,9 @@ TRAIN_IDS = ("credit-scoring-f1", "hpc-job-runtime")
 @pytest.fixture(scope="module")
 def real_log(pool_root: Path, tmp_path_factory: pytest.TempPathFactory) -> list[LogEntry]:
     """Ten real executions: the baseline and four degraded variants on two small training tasks."""
+    from wmrl_tasks.mledojo.pool.variants import solution_variants
     from wmrl_tasks.mledojo.readers import read_competition
 
-    from wmrl_envs.cli import _VARIANTS, _solution_variants
     from wmrl_envs.rewards.base import Rollout
     from wmrl_envs.rewards.real import RealExecution
     from wmrl_envs.sandbox.base import Limits
@@ -40,7 +40,7 @@ def real_log(pool_root: Path, tmp_path_factory: pytest.TempPathFactory) -> list[
         Rollout(competition, code)
         for cid in TRAIN_IDS
         for competition in [read_competition(pool_root / cid)]
-        for code in _solution_variants(competition, _VARIANTS).values()
+        for code in solution_variants(competition).values()
     ]
     RealExecution(limits=Limits(wall_time_s=120), workers=2, log=log).score(rollouts)
     entries = log.read()
