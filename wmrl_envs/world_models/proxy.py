@@ -14,7 +14,7 @@ seconds and the share of training rows it used; once a full run's wall time is k
 (`record_full_run`, e.g. from an anchor group's real runs), also the measured cost fraction,
 proxy seconds over full-run seconds. On the embedded pool that fraction is far above the row
 fraction: interpreter start and imports cost the same on any data size (see
-``benchmarks/results/world_model_quality.json``).
+``benchmarks/results/world_models.json``).
 
 The real answers are never read: the proxy's answers come from the public training file only.
 
