@@ -21,6 +21,11 @@ in this order (the order is the method, not a detail):
    model that ranks backwards gets a flat map, whose calibrated predictions have no
    ranking at all (the signal would vanish exactly when it matters most).
 
+The paper's ablations switch one correction off: ``debias=False`` keeps the raw
+predictions (no map; the anchor weight then comes from residuals of the raw
+predictions), ``denoise=False`` keeps the anchor weight at 1 (the fallback rule still
+sets the anchor fraction and the world-model groups' weight).
+
 Anchors are always scored by the world model too, also while fallen back: that is
 what lets the rule see the world model recover.
 
@@ -94,6 +99,8 @@ class Corrected:
         scheduler: AnchorScheduler | None = None,
         fallback: FallbackRule | None = None,
         seed: int = 0,
+        debias: bool = True,
+        denoise: bool = True,
     ) -> None:
         for role, source in (("real", real), ("world_model", world_model)):
             if not callable(getattr(source, "score", None)):
@@ -102,6 +109,8 @@ class Corrected:
                 )
         self.real = real
         self.world_model = world_model
+        self.debias = bool(debias)
+        self.denoise = bool(denoise)
         self.debiaser = debiaser if debiaser is not None else OnlineDebiaser()
         self.weighter = weighter if weighter is not None else InverseVarianceWeighter()
         self.fallback = fallback if fallback is not None else FallbackRule()
@@ -135,14 +144,14 @@ class Corrected:
         ]
         if pairs:
             self.debiaser.add([p for p, _ in pairs], [r for _, r in pairs])
+        raw = [[None if p is None else p.value for p in group] for group in predicted]
+        fitted = self.debias and self.debiaser.is_fitted
         calibrated = [
-            [None if p is None else float(self.debiaser.transform(p.value)) for p in group] for group in predicted
+            [None if p is None else float(self.debiaser.transform(p)) if fitted else p for p in group] for group in raw
         ]
-        fitted = self.debiaser.is_fitted
-        if fitted:
+        if fitted or not self.debias:
             for g in sorted(anchors):
                 self.weighter.observe(*_paired(calibrated[g], real[g]))
-        raw = [[None if p is None else p.value for p in group] for group in predicted]
         rank = mean_rank_correlation(_paired(raw[g], real[g]) for g in sorted(anchors))
         decision = self.fallback.update(
             error_reduction=self.debiaser.error_reduction(),
@@ -150,11 +159,12 @@ class Corrected:
             residual_variance=self.weighter.residual_variance,
         )
         self.scheduler.fraction = decision.anchor_fraction
-        anchor_weight = decision.anchor_weight(self.weighter.anchor_weight)
+        anchor_weight = decision.anchor_weight(self.weighter.anchor_weight) if self.denoise else 1.0
 
         step_diagnostics = {
             "step": step,
             "calibrated": fitted,
+            "corrections": {"debias": self.debias, "denoise": self.denoise},
             "anchor_weight": anchor_weight,
             "world_model_weight": decision.world_model_weight,
             "residual_variance": self.weighter.residual_variance,

@@ -253,3 +253,30 @@ def test_a_corrupt_state_is_rejected_by_key_and_changes_nothing(world) -> None:
         with pytest.raises(StateDictError):
             corrected.load_state_dict(corrupt)
         assert corrected.state_dict() == before
+
+
+def test_debiasing_off_keeps_raw_predictions_and_weighs_anchors_by_their_residuals(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of), debias=False)
+    for step in range(6):
+        scored = corrected.score_groups(_groups(codes[step * 40 : (step + 1) * 40], 4))
+    for group_score in scored:
+        assert not group_score.diagnostics["calibrated"]
+        if group_score.source == WORLD_MODEL:
+            raw = [s.detail["uncalibrated_value"] for s in group_score.scores]
+            assert group_score.rewards == pytest.approx(raw)
+    # r^3 against r: raw residuals are large, so the anchors weigh more than the world model.
+    assert corrected.weighter.residual_variance > 0
+    assert max(g.weight for g in scored if g.source == ANCHOR) > 1.0
+
+
+def test_denoising_off_keeps_anchor_weight_one_while_the_map_still_calibrates(world) -> None:
+    codes, real_of = world
+    rng = np.random.default_rng(3)
+    noisy = {c: float(np.clip(r**3 + rng.normal(0, 0.3), 0, 1)) for c, r in real_of.items()}
+    corrected = _corrected(Table("real", real_of), Table("world_model", noisy), denoise=False)
+    for step in range(8):
+        scored = corrected.score_groups(_groups(codes[step * 40 : (step + 1) * 40], 4))
+        assert all(g.weight == 1.0 for g in scored if g.source == ANCHOR)
+    assert all(g.diagnostics["calibrated"] for g in scored)
+    assert all(g.diagnostics["corrections"] == {"debias": True, "denoise": False} for g in scored)
