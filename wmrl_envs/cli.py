@@ -17,8 +17,14 @@ from typing import Sequence
 
 from wmrl_envs import console
 from wmrl_envs.errors import WmrlError
+from wmrl_envs.sandbox.factory import BACKENDS
 
 __all__ = ["main"]
+
+EXECUTOR_HELP = (
+    "sandbox backend (default: auto); ray runs on the Ray cluster at $RAY_ADDRESS, or on a local Ray "
+    'started on demand (pip install "wmrl[ray]")'
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--task", required=True, help="a task id, or the path of a competition folder")
     run.add_argument("solution", type=Path, help="the Python file to run")
     run.add_argument("--data-root", type=Path, default=None, help="a folder of prepared competitions")
-    run.add_argument("--executor", default="auto", choices=["auto", "bwrap", "local", "docker"])
+    run.add_argument("--executor", default="auto", choices=BACKENDS, help=EXECUTOR_HELP)
     run.add_argument("--time-limit", type=float, default=1200.0, help="wall-clock budget in seconds")
     run.add_argument("--memory-mb", type=int, default=4096, help="memory limit in MB")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
@@ -56,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the pool's baseline solutions through the sandbox and grader")
     demo.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
-    demo.add_argument("--executor", default="auto", choices=["auto", "bwrap", "local", "docker"])
+    demo.add_argument("--executor", default="auto", choices=BACKENDS, help=EXECUTOR_HELP)
     demo.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     demo.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
     demo.set_defaults(func=_cmd_demo)
@@ -84,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("--ids", nargs="*", default=None, help="only these competition ids")
     collect.add_argument("--data-root", type=Path, default=None, help="a folder of prepared pool competitions")
-    collect.add_argument("--executor", default="auto", choices=["auto", "bwrap", "local", "docker"])
+    collect.add_argument("--executor", default="auto", choices=BACKENDS, help=EXECUTOR_HELP)
     collect.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     collect.add_argument("--time-limit", type=float, default=600.0, help="wall-clock budget of one run in seconds")
     collect.set_defaults(func=_cmd_wm_collect)

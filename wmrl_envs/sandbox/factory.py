@@ -4,7 +4,9 @@
 missing binaries, disabled user namespaces and unreadable interpreters alike), and
 otherwise falls back to the local subprocess backend, logging why. It never picks
 docker, which needs a daemon and is opt-in. ``warm=True`` with "bwrap" asks for the
-warm pool (`WarmBwrapExecutor`), which needs root.
+warm pool (`WarmBwrapExecutor`), which needs root. "ray" spreads runs over a Ray cluster
+(`RayExecutor`, each node using one of the other backends); Ray is an optional extra,
+imported only when asked for.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ __all__ = ["BACKENDS", "SandboxUnavailable", "make_executor"]
 
 logger = logging.getLogger(__name__)
 
-BACKENDS = ("auto", "bwrap", "local", "docker")
+BACKENDS = ("auto", "bwrap", "local", "docker", "ray")
 
 
 class SandboxUnavailable(WmrlError, RuntimeError):
@@ -37,12 +39,17 @@ def _bwrap_problem(bwrap: str | None) -> str | None:
 
 
 def make_executor(name: str = "auto", **kwargs: Any) -> Executor:
-    """An executor for backend `name` ("auto" | "bwrap" | "local" | "docker"); kwargs go to its class.
+    """An executor for backend `name` ("auto" | "bwrap" | "local" | "docker" | "ray"); kwargs go to its class.
 
-    ``make_executor("bwrap", warm=True)`` returns the warm pool; close it (or use it as a context manager).
+    ``make_executor("bwrap", warm=True)`` returns the warm pool, ``make_executor("ray", address=...)`` the Ray
+    pool (address None starts a local Ray); close them (or use them as context managers).
     """
     if name not in BACKENDS:
         raise ValueError(f"unknown sandbox backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    if name == "ray":
+        from wmrl_envs.sandbox.ray_executor import RayExecutor
+
+        return RayExecutor(**kwargs)
     if name == "bwrap" and kwargs.pop("warm", False):
         warm = WarmBwrapExecutor(**kwargs)
         problem = warm.probe()
