@@ -128,10 +128,11 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from wmrl_tasks.mledojo.catalog import select_competition
+
     from wmrl_envs.outcome import execute_and_grade
     from wmrl_envs.sandbox import make_executor
     from wmrl_envs.sandbox.base import Limits
-    from wmrl_tasks.mledojo.catalog import select_competition
 
     if not args.solution.is_file():
         raise FileNotFoundError(f"solution file {args.solution} does not exist")
@@ -157,11 +158,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
+    from wmrl_tasks.mledojo.catalog import load_competitions
+    from wmrl_tasks.mledojo.pool.baselines import baseline_code
+
     from wmrl_envs.outcome import execute_and_grade
     from wmrl_envs.sandbox import make_executor
     from wmrl_envs.sandbox.base import Limits
-    from wmrl_tasks.mledojo.catalog import load_competitions
-    from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
     competitions = load_competitions(args.split)
     executor = make_executor(args.executor)
@@ -234,23 +236,19 @@ def _cmd_wm_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_wm_collect(args: argparse.Namespace) -> int:
+    from wmrl_tasks.mledojo.catalog import load_competitions
+    from wmrl_tasks.mledojo.pool.variants import VARIANTS, solution_variants
+
     from wmrl_envs.execution_log import ExecutionLog
     from wmrl_envs.rewards.base import Rollout
     from wmrl_envs.rewards.real import RealExecution
     from wmrl_envs.sandbox.base import Limits
-    from wmrl_tasks.mledojo.catalog import load_competitions
-    from wmrl_tasks.mledojo.pool.variants import VARIANTS, solution_variants
 
     names = tuple(args.variants or VARIANTS)
     unknown = sorted(set(names) - set(VARIANTS))
     if unknown:
         raise ValueError(f"--variants: no variant {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
-    competitions = load_competitions(args.split, args.data_root)
-    if args.ids:
-        unknown = sorted(set(args.ids) - {c.id for c in competitions})
-        if unknown:
-            raise KeyError(f"no {args.split} competitions {', '.join(unknown)}; see `wmrl tasks --split {args.split}`")
-        competitions = [c for c in competitions if c.id in args.ids]
+    competitions = load_competitions(args.split, args.data_root, args.ids)
     items = [(c, name, code) for c in competitions for name, code in solution_variants(c, names).items()]
     log = ExecutionLog(args.out)
     source = RealExecution(args.executor, Limits(wall_time_s=args.time_limit), workers=max(1, args.workers), log=log)

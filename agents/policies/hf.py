@@ -57,6 +57,7 @@ from wmrl_agents.policies.hf_loading import (
     stop_token_ids,
 )
 from wmrl_agents.policies.hf_scoring import HFTokens, score_replies
+from wmrl_agents.policies.weights import weights_mismatch
 from wmrl_agents.policy import Episode, Sample, TokenScores
 
 from wmrl_envs.code_extraction import extract_code
@@ -374,20 +375,9 @@ def _tokens_of(sample: Sample, index: int) -> HFTokens:
 
 
 def _check_fits(expected: Mapping[str, torch.Tensor], given: Mapping[str, Any], path: str) -> None:
-    missing = sorted(set(expected) - set(given))
-    unexpected = sorted(set(given) - set(expected))
-    shapes = [
-        f"{k}: {tuple(getattr(given[k], 'shape', ()))} vs {tuple(v.shape)}"
-        for k, v in expected.items()
-        if k in given and (not isinstance(given[k], torch.Tensor) or given[k].shape != v.shape)
-    ]
-    if missing or unexpected or shapes:
-        parts = [
-            f"{len(missing)} missing (e.g. {missing[:3]})" if missing else "",
-            f"{len(unexpected)} unexpected (e.g. {unexpected[:3]})" if unexpected else "",
-            f"{len(shapes)} of another shape (e.g. {shapes[:3]})" if shapes else "",
-        ]
+    problem = weights_mismatch(expected, given)
+    if problem is not None:
         raise ValueError(
-            f"the saved weights do not fit {path}: {', '.join(p for p in parts if p)}; load a state saved from "
+            f"the saved weights do not fit {path}: {problem}; load a state saved from "
             "the same model with the same settings"
         )

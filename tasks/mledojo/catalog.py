@@ -7,6 +7,7 @@ go through the same readers, so they yield the same `Competition` objects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from wmrl_envs.competition import Competition, Split
@@ -19,8 +20,13 @@ __all__ = ["SPLITS", "load_competitions", "select_competition"]
 SPLITS = ("train", "held-out", "all")
 
 
-def load_competitions(split: str = "all", data_root: str | Path | None = None) -> list[Competition]:
-    """Competitions of `split` from `data_root` (a data root or one competition folder), else the embedded pool."""
+def load_competitions(
+    split: str = "all", data_root: str | Path | None = None, ids: Sequence[str] | None = None
+) -> list[Competition]:
+    """Competitions of `split` from `data_root` (a data root or one competition folder), else the embedded pool.
+
+    `ids` keeps only those competitions; an id that is not in the split is a KeyError naming it.
+    """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     root = Path(data_root).expanduser() if data_root is not None else build_pool()
@@ -31,6 +37,11 @@ def load_competitions(split: str = "all", data_root: str | Path | None = None) -
         competitions = [c for c in competitions if c.split is Split(split)]
     if not competitions:
         raise ValueError(f"no competitions of split {split!r} under {root}")
+    if ids:
+        unknown = sorted(set(ids) - {c.id for c in competitions})
+        if unknown:
+            raise KeyError(f"no {split} competitions {', '.join(unknown)}; see `wmrl tasks --split {split}`")
+        competitions = [c for c in competitions if c.id in ids]
     return competitions
 
 

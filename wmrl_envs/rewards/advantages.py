@@ -14,10 +14,12 @@ Two WMRL details live here rather than in each trainer:
 The std convention is selectable. ``"sample"`` (Bessel-corrected, ddof = 1, the
 default) is what TRL's GRPOTrainer (`nanstd`) and verl's GRPO compute, so the
 advantages match theirs; ``"population"`` (ddof = 0) is the textbook
-standardisation that gives the group's advantages exactly unit variance. A group
-whose scored rewards are all equal (including a group with a single scored
-rollout) carries no ranking signal and gets advantages of exactly 0, rather than
-rounding noise divided by `eps`.
+standardisation that gives the group's advantages exactly unit variance; ``"none"``
+only centres the rewards, ``A_i = r_i - mean(r)``, as Dr. GRPO does (Liu et al.,
+2025: dividing by the std up-weights groups that are nearly all right or all wrong,
+a difficulty bias). A group whose scored rewards are all equal (including a group
+with a single scored rollout) carries no ranking signal and gets advantages of
+exactly 0, rather than rounding noise divided by `eps`.
 """
 
 from __future__ import annotations
@@ -32,26 +34,26 @@ from wmrl_envs.rewards.base import GroupScore
 
 __all__ = ["group_advantages"]
 
-_DDOF = {"population": 0, "sample": 1}
+_DDOF: dict[str, int | None] = {"population": 0, "sample": 1, "none": None}
 
 
 def group_advantages(
     group_scores: Sequence[GroupScore],
     eps: float = 1e-6,
-    std: Literal["population", "sample"] = "sample",
+    std: Literal["population", "sample", "none"] = "sample",
 ) -> list[list[float | None]]:
     """Per-group standardised, weighted advantages; None where the reward is None (see the module docstring)."""
     if std not in _DDOF:
-        raise ValueError(f"std must be 'population' or 'sample', got {std!r}")
+        raise ValueError(f"std must be 'population' or 'sample' (or 'none': centre only), got {std!r}")
     if not (math.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
     return [_one_group(group.rewards, group.weight, eps, _DDOF[std]) for group in group_scores]
 
 
-def _one_group(rewards: Sequence[float | None], weight: float, eps: float, ddof: int) -> list[float | None]:
+def _one_group(rewards: Sequence[float | None], weight: float, eps: float, ddof: int | None) -> list[float | None]:
     scored = np.array([r for r in rewards if r is not None], dtype=np.float64)
     if scored.size == 0 or np.ptp(scored) == 0.0:
         return [None if r is None else 0.0 for r in rewards]
     mean = scored.mean()
-    scale = weight / (scored.std(ddof=ddof) + eps)
+    scale = weight if ddof is None else weight / (scored.std(ddof=ddof) + eps)
     return [None if r is None else float((r - mean) * scale) for r in rewards]

@@ -1,0 +1,163 @@
+"""``wmrl train``: GRPO training of a policy against real execution, a world model, or the corrected mix.
+
+The config comes from a preset (``--preset smoke|quick|paper``), then a YAML/JSON file
+(``--config``), then the flags; with ``--resume`` the run continues from the latest
+checkpoint in ``--out``, which must have been written with the same options (only
+``--steps`` may grow). Torch and the policies are imported inside the command, so
+``wmrl --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from wmrl_envs import console
+from wmrl_envs.errors import WmrlError
+
+__all__ = ["add_command"]
+
+
+def add_command(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``wmrl train`` to the ``wmrl`` parser."""
+    from wmrl_agents.grpo.config import EXECUTORS, PRESETS, REWARD_SOURCES
+
+    train = subparsers.add_parser(
+        "train",
+        help="train a policy with GRPO against real execution, a world model, or the corrected mix (WMRL)",
+        description="GRPO training; writes steps.jsonl, checkpoints/ and summary.json into --out.",
+    )
+    train.add_argument("--policy", default="program", help="'program' (CPU program policy) or 'hf:PATH' (causal LM)")
+    train.add_argument("--policy-options", type=Path, default=None, help="YAML/JSON of the policy's settings")
+    train.add_argument("--reward", choices=REWARD_SOURCES, default=None, help="reward source (default: real)")
+    train.add_argument(
+        "--world-model", default=None, help="'proxy', 'surrogate:MODEL_PATH' or 'llm:URL#MODEL' (default: proxy)"
+    )
+    train.add_argument("--anchor-fraction", type=float, default=None, help="corrected: share of anchor groups")
+    train.add_argument("--preset", choices=list(PRESETS), default="paper", help="starting config (default: paper)")
+    train.add_argument("--config", type=Path, default=None, help="YAML/JSON file of config keys over the preset")
+    train.add_argument("--steps", type=int, default=None, help="training steps")
+    train.add_argument("--seed", type=int, default=None, help="seed of tasks, generation and anchors")
+    train.add_argument("--executor", choices=EXECUTORS, default=None, help="sandbox of real runs")
+    train.add_argument("--workers", type=int, default=None, help="real runs in parallel")
+    train.add_argument("--eval-k", type=int, default=None, help="held-out avg@k before and after training (0: none)")
+    train.add_argument("--out", type=Path, required=True, help="run folder (logs, checkpoints, summary)")
+    train.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    train.add_argument("--execution-log", type=Path, default=None, help="append every real run to this JSONL log")
+    train.add_argument("--json", action="store_true", help="print the summary as JSON")
+    train.set_defaults(func=_cmd_train)
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from wmrl_agents.grpo.checkpoint import latest_checkpoint
+    from wmrl_agents.grpo.sources import build_reward_source
+    from wmrl_agents.grpo.trainer import GRPOTrainer
+    from wmrl_agents.policies.factory import make_policy
+
+    config = _config(args)
+    out: Path = args.out
+    started = latest_checkpoint(out / "checkpoints") is not None or (out / "steps.jsonl").exists()
+    if started and not args.resume:
+        raise WmrlError(f"{out} already holds a training run; pass --resume to continue it, or choose another --out")
+    log = None
+    if args.execution_log is not None:
+        from wmrl_envs.execution_log import ExecutionLog
+
+        log = ExecutionLog(args.execution_log)
+    policy = make_policy(args.policy, seed=config.seed, options=_read_mapping(args.policy_options, "--policy-options"))
+    trainer = GRPOTrainer(policy, config, out, reward_source=build_reward_source(config, log))
+    resumed = trainer.resume() if args.resume else None
+    if args.resume:
+        console.note(f"resuming from step {resumed}" if resumed is not None else "no checkpoint yet: starting afresh")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2), encoding="utf-8")
+    evaluate = _held_out_evaluator(config) if config.eval_k > 0 else None
+    try:
+        summary = trainer.train(show=not args.json, evaluate=evaluate)
+    except KeyboardInterrupt:
+        console.error(f"interrupted at step {trainer.step}; continue with the same command and --resume")
+        return 130
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        rows = [{"figure": k, "value": v} for k, v in summary["ledger"].items()]
+        console.table(f"Compute ledger after {summary['steps']} steps ({summary['reward_source']})", rows)
+        console.note(f"final training reward: {summary['final_training_reward']}")
+        for when, result in (summary.get("held_out") or {}).items():
+            console.note(f"held-out ({when}): {_held_out_line(result)}")
+        console.note(f"summary: {out / 'summary.json'}")
+    return 0
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from wmrl_agents.grpo.config import load_config, preset
+
+    config = preset(args.preset)
+    if args.config is not None:
+        config = load_config(args.config, base=config)
+    flags = {
+        "steps": args.steps,
+        "seed": args.seed,
+        "reward": args.reward,
+        "world_model": args.world_model,
+        "executor": args.executor,
+        "workers": args.workers,
+        "eval_k": args.eval_k,
+    }
+    changes: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
+    if args.anchor_fraction is not None:
+        changes["corrections"] = {"anchor_fraction": args.anchor_fraction}
+    return config.replace(**changes) if changes else config
+
+
+def _held_out_evaluator(config: Any) -> Any:
+    """held-out avg@k of a policy (via `wmrl_agents.bench`), or a note saying why it was skipped."""
+    try:
+        from wmrl_agents.bench.evaluate import evaluate_policy
+    except ImportError as err:
+        reason = f"held-out evaluation skipped: the benchmark (wmrl_agents.bench) is not available ({err})"
+        console.note(reason)
+        return lambda policy, when: {"skipped": reason}
+    from wmrl_agents.grpo.sources import limits_of
+    from wmrl_tasks.mledojo.catalog import load_competitions
+
+    competitions = load_competitions("held-out", config.data_root)
+
+    def evaluate(policy: Any, when: str) -> dict[str, Any]:
+        console.note(f"held-out evaluation ({when} training): avg@{config.eval_k} on {len(competitions)} tasks")
+        result = evaluate_policy(
+            policy,
+            competitions,
+            k=config.eval_k,
+            seed=config.seed,
+            executor=config.executor,
+            limits=limits_of(config),
+            workers=config.workers,
+            max_turns=config.max_turns,
+        )
+        return {"overall_avg_at_k": result.overall_avg_at_k, "k": config.eval_k, "by_category": result.by_category}
+
+    return evaluate
+
+
+def _held_out_line(result: Any) -> str:
+    if isinstance(result, dict) and "overall_avg_at_k" in result:
+        return f"avg@{result['k']} = {result['overall_avg_at_k']:.4f}"
+    return str(result)
+
+
+def _read_mapping(path: Path | None, flag: str) -> dict[str, Any]:
+    if path is None:
+        return {}
+    import yaml
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{flag} file {path} does not exist")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))  # JSON is YAML too
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise WmrlError(f"{flag} file {path} must hold a mapping of settings, got {type(data).__name__}")
+    return data

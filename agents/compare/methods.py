@@ -1,0 +1,43 @@
+"""The methods `wmrl compare` trains: one reward source each, all from the same policy, seed and tasks.
+
+- ``real``: GRPO on real execution of every rollout (the baseline whose compute WMRL cuts);
+- ``world_model``: GRPO on the world model alone (no anchors: its bias is a floor);
+- ``wmrl``: the corrected source, Online Debiasing + Inverse-Variance Denoising with ~10% anchor groups;
+- ablations (``--ablation``): ``debias_only`` and ``denoise_only``, the corrected source with one correction off.
+"""
+
+from __future__ import annotations
+
+from wmrl_agents.grpo.config import GRPOConfig
+from wmrl_agents.grpo.sources import build_reward_source
+
+from wmrl_envs.rewards import Corrected, RewardSource
+from wmrl_envs.world_models import Predictor
+
+__all__ = ["ABLATIONS", "METHODS", "USES_WORLD_MODEL", "reward_source_for"]
+
+METHODS = ("real", "world_model", "wmrl")
+ABLATIONS = ("debias_only", "denoise_only")
+USES_WORLD_MODEL = frozenset({"world_model", "wmrl", *ABLATIONS})
+"""Methods whose world model's build cost (the real runs it was fit on) counts against them."""
+
+_REWARD = {
+    "real": "real",
+    "world_model": "world-model",
+    "wmrl": "corrected",
+    "debias_only": "corrected",
+    "denoise_only": "corrected",
+}
+
+
+def reward_source_for(method: str, config: GRPOConfig, predictor: Predictor | None) -> RewardSource:
+    """The reward source `method` trains on; `predictor` is the shared world model (None only for ``real``)."""
+    if method not in _REWARD:
+        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS + ABLATIONS)}")
+    if method in USES_WORLD_MODEL and predictor is None:
+        raise ValueError(f"method {method!r} needs a world model")
+    source = build_reward_source(config.replace(reward=_REWARD[method]), predictor=predictor)
+    if isinstance(source, Corrected):
+        source.debias = method != "denoise_only"
+        source.denoise = method != "debias_only"
+    return source

@@ -1,0 +1,68 @@
+"""Sizes of a `wmrl compare` run: the training config every method shares, evaluation, and the world model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wmrl_agents.grpo.config import GRPOConfig, preset
+
+__all__ = ["PRESETS", "ComparePreset", "compare_preset"]
+
+
+@dataclass(frozen=True)
+class ComparePreset:
+    """One comparison's settings; every method trains with `train` and is evaluated the same way."""
+
+    name: str
+    train: GRPOConfig
+    eval_k: int = 8
+    """Attempts per held-out task (avg@K)."""
+    world_model_samples_per_task: int = 2
+    """Real runs per training task, of the untrained policy's samples, that the learned surrogate is fit on."""
+    notes: str = ""
+
+
+def _quick() -> ComparePreset:
+    train = preset("quick").replace(
+        steps=6,
+        groups_per_step=4,
+        group_size=4,
+        corrections={"anchor_fraction": 0.1, "min_pairs": 16, "refit_every": 8},
+        checkpoint_every=6,
+    )
+    return ComparePreset(
+        "quick",
+        train,
+        notes="about 15 minutes on 2 cores: 6 steps of 4 groups x 4 trajectories, one turn, program policy",
+    )
+
+
+def _full() -> ComparePreset:
+    train = preset("quick").replace(
+        steps=20,
+        groups_per_step=8,
+        group_size=4,
+        corrections={"anchor_fraction": 0.1, "min_pairs": 48, "refit_every": 16},
+        checkpoint_every=5,
+    )
+    return ComparePreset(
+        "full",
+        train,
+        world_model_samples_per_task=4,
+        notes="a few hours on 2 cores: 20 steps of 8 groups x 4 trajectories (the paper's 8 groups per step)",
+    )
+
+
+def _smoke() -> ComparePreset:
+    train = preset("smoke").replace(steps=2, groups_per_step=2, group_size=2, checkpoint_every=2)
+    return ComparePreset("smoke", train, eval_k=1, world_model_samples_per_task=1, notes="seconds; for tests")
+
+
+PRESETS = {"smoke": _smoke, "quick": _quick, "full": _full}
+
+
+def compare_preset(name: str) -> ComparePreset:
+    """The named preset ("smoke", "quick" or "full")."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown compare preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[name]()

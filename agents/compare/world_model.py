@@ -1,0 +1,91 @@
+"""The world model every world-model method of a comparison shares, and what building it cost.
+
+Fair accounting: a learned surrogate is fit on real runs, and those runs count against every
+method that uses it. Its log is made of the untrained policy's own samples on the training
+tasks (another seed than training), so the surrogate sees the kind of code it will be asked
+about; held-out tasks are never run for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wmrl_agents.grpo.config import GRPOConfig
+from wmrl_agents.grpo.sources import limits_of
+from wmrl_agents.policies.factory import make_policy
+from wmrl_agents.policy import Episode
+from wmrl_tasks.mledojo.prompt import task_prompt
+
+from wmrl_envs.competition import Competition
+from wmrl_envs.execution_log import ExecutionLog
+from wmrl_envs.rewards import RealExecution, Rollout
+from wmrl_envs.world_models import CheapExecutionProxy, LearnedSurrogate, Predictor
+
+__all__ = ["WORLD_MODELS", "BuiltWorldModel", "build_world_model"]
+
+WORLD_MODELS = ("surrogate", "proxy")
+_LOG_SEED_OFFSET = 10_000
+
+
+@dataclass(frozen=True)
+class BuiltWorldModel:
+    """A ready predictor and the compute spent to build it (charged to the methods that use it)."""
+
+    kind: str
+    predictor: Predictor
+    real_execution_s: float = 0.0
+    real_runs: int = 0
+    fit_s: float = 0.0
+    log_path: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """What the comparison's JSON records about the world model."""
+        return {
+            "kind": self.kind,
+            "build_real_execution_s": round(self.real_execution_s, 3),
+            "build_real_runs": self.real_runs,
+            "fit_s": round(self.fit_s, 3),
+            "log": self.log_path,
+        }
+
+
+def build_world_model(
+    kind: str,
+    config: GRPOConfig,
+    train_tasks: Sequence[Competition],
+    out_dir: Path,
+    samples_per_task: int,
+) -> BuiltWorldModel:
+    """Build the `kind` world model ("surrogate" or "proxy") for a comparison trained with `config`."""
+    if kind == "proxy":
+        return BuiltWorldModel(kind, CheapExecutionProxy(config.executor, limits_of(config), workers=config.workers))
+    if kind != "surrogate":
+        raise ValueError(f"unknown world model {kind!r}; choose from {', '.join(WORLD_MODELS)}")
+    limits = limits_of(config)
+    seed = config.seed + _LOG_SEED_OFFSET
+    policy = make_policy("program", seed=seed)
+    episodes = [
+        Episode(task, task_prompt(task, 0, 1, limits)) for task in train_tasks for _ in range(samples_per_task)
+    ]
+    samples = policy.generate(episodes, temperature=config.temperature, top_p=config.top_p, seed=seed)
+    rollouts = [Rollout(e.competition, s.code) for e, s in zip(episodes, samples, strict=True) if s.code is not None]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_path = out_dir / "world_model_log.jsonl"
+    log_path.unlink(missing_ok=True)  # a previous comparison's runs would count twice
+    log = ExecutionLog(log_path)
+    scores = RealExecution(config.executor, limits, workers=config.workers, log=log).score(rollouts)
+    real_s = sum(s.cost_s for s in scores if s is not None)
+    began = time.perf_counter()
+    surrogate = LearnedSurrogate().fit(log.read(split="train"))
+    fit_s = time.perf_counter() - began
+    return BuiltWorldModel(
+        kind,
+        surrogate,
+        real_execution_s=real_s,
+        real_runs=sum(s is not None for s in scores),
+        fit_s=fit_s,
+        log_path=str(log.path),
+    )

@@ -1,0 +1,92 @@
+"""The reward source a training run scores with, built from its config (``--reward`` and ``--world-model``).
+
+- ``real``: `RealExecution` (sandboxed run + grader), the ground truth;
+- ``world-model``: `WorldModel` over a predictor, never executing the policy's code;
+- ``corrected``: `Corrected` (WMRL): anchors scored by both, the rest by the calibrated
+  world model, with the config's corrections (anchor fraction, debiasing, weights, fallback).
+
+World models by spec: ``proxy`` (`CheapExecutionProxy`: the code runs on a slice of the
+public training data), ``surrogate:MODEL_PATH`` (`LearnedSurrogate` fitted with
+``wmrl world-model fit``), ``llm:URL#MODEL`` (`LLMWorldModel` asking an OpenAI-compatible
+server, e.g. ``vllm serve``). Real runs go through the executor protocol, so a
+Ray-backed or remote executor spreads them over a cluster without changes here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wmrl_agents.grpo.config import ConfigError, GRPOConfig
+
+from wmrl_envs.corrections import AnchorScheduler, FallbackRule, InverseVarianceWeighter, OnlineDebiaser
+from wmrl_envs.rewards import Corrected, RealExecution, RewardSource, WorldModel
+from wmrl_envs.sandbox.base import Limits
+from wmrl_envs.world_models import Predictor
+
+if TYPE_CHECKING:
+    from wmrl_envs.execution_log import ExecutionLog
+
+__all__ = ["build_predictor", "build_reward_source", "limits_of"]
+
+
+def limits_of(config: GRPOConfig) -> Limits:
+    """The sandbox limits of one run under `config`."""
+    return Limits(wall_time_s=config.time_limit_s, memory_mb=config.memory_mb)
+
+
+def build_reward_source(
+    config: GRPOConfig, log: ExecutionLog | None = None, predictor: Predictor | None = None
+) -> RewardSource:
+    """The source `config.reward` names; real runs are appended to `log` when one is given.
+
+    `predictor` is a world model built elsewhere (e.g. one shared by several runs); None builds
+    the one `config.world_model` names.
+    """
+    if config.reward == "real":
+        return _real(config, log)
+    world_model = WorldModel(predictor if predictor is not None else build_predictor(config.world_model, config))
+    if config.reward == "world-model":
+        return world_model
+    c = config.corrections
+    fallback = FallbackRule(c.fallback_config())
+    return Corrected(
+        _real(config, log),
+        world_model,
+        debiaser=OnlineDebiaser(min_pairs=c.min_pairs, refit_every=c.refit_every, window=c.debias_window),
+        weighter=InverseVarianceWeighter(
+            min_weight=c.min_weight, max_weight=c.max_weight, c=c.variance_c, window=c.variance_window
+        ),
+        scheduler=AnchorScheduler(fraction=c.anchor_fraction, seed=config.seed),
+        fallback=fallback,
+    )
+
+
+def build_predictor(spec: str, config: GRPOConfig) -> Predictor:
+    """The world model named by `spec`: "proxy", "surrogate:MODEL_PATH" or "llm:URL#MODEL"."""
+    if spec == "proxy":
+        from wmrl_envs.world_models import CheapExecutionProxy
+
+        return CheapExecutionProxy(config.executor, limits_of(config), workers=config.workers)
+    kind, _, rest = spec.partition(":")
+    if kind == "surrogate" and rest:
+        from wmrl_envs.world_models import LearnedSurrogate
+
+        return LearnedSurrogate.load(Path(rest))
+    if kind == "llm" and rest:
+        from wmrl_envs.world_models import LLMWorldModel, OpenAICompatibleBackend
+
+        url, _, model = rest.partition("#")
+        if not model:
+            raise ConfigError(
+                f"world model {spec!r} names no model; write llm:URL#MODEL, e.g. llm:http://127.0.0.1:8000/v1#Qwen/Qwen3.5-9B"
+            )
+        return LLMWorldModel(OpenAICompatibleBackend(url, model))
+    raise ConfigError(
+        f"unknown world model {spec!r}; use 'proxy', 'surrogate:MODEL_PATH' (from `wmrl world-model fit`) "
+        "or 'llm:URL#MODEL' (an OpenAI-compatible server)"
+    )
+
+
+def _real(config: GRPOConfig, log: ExecutionLog | None) -> RealExecution:
+    return RealExecution(config.executor, limits_of(config), workers=config.workers, log=log)

@@ -1,0 +1,48 @@
+"""A finished LIBERO episode as something reward sources can score.
+
+The reward sources and `Corrected` score `Rollout`s. For code tasks a rollout is a
+competition and a program; for LIBERO it is an episode: the instruction, the
+camera frames the policy produced, and whether the simulator judged it a success
+(the trusted, sparse anchor). `EpisodeRollout` is a `Rollout` so it goes through
+the same `Corrected` source; its ``competition`` and ``code`` fields stay empty
+(a LIBERO solution is a trajectory, not a program), so it must only be given to
+LIBERO's sources (`TerminalSuccess`, `ProgressWorldModel`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from wmrl_envs.rewards import Rollout
+
+__all__ = ["EpisodeRollout"]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class EpisodeRollout(Rollout):
+    """One episode: its task, instruction, third-person frames (T, H, W, 3) uint8 and terminal success.
+
+    `success` is None when the simulator's verdict is unknown (the episode broke off); `init_state` is the index of
+    the official initial state it started from.
+    """
+
+    competition: None = None
+    code: str = ""
+    task: str
+    instruction: str
+    frames: np.ndarray
+    success: bool | None
+    init_state: int | None = None
+
+    def __post_init__(self) -> None:
+        frames = np.asarray(self.frames)
+        if frames.ndim != 4 or frames.shape[-1] != 3 or len(frames) == 0:
+            raise ValueError(f"frames must be a non-empty array of shape (T, H, W, 3), got shape {frames.shape}")
+        object.__setattr__(self, "frames", frames)
+
+    @property
+    def steps(self) -> int:
+        """Actions taken: one fewer than the frames (the first frame is the reset's)."""
+        return len(self.frames) - 1

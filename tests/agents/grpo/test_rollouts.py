@@ -1,0 +1,96 @@
+"""Rollouts follow the environment's rules: failed turns cost nothing and score 0, feedback is real, best turn wins."""
+
+from __future__ import annotations
+
+import pytest
+from choice_policy import ChoicePolicy, KeywordPredictor
+from wmrl_agents.grpo.ledger import install_meters
+from wmrl_agents.grpo.rollouts import Trajectory, collect_rollouts
+from wmrl_agents.policy import Episode
+
+from wmrl_envs.competition import Competition
+from wmrl_envs.rewards import Corrected, RealExecution, WorldModel
+from wmrl_envs.sandbox.base import Limits
+
+LIMITS = Limits(wall_time_s=60, memory_mb=2048)
+
+
+def _collect(source, tasks, *, group_size=2, max_turns=2, logits=(0.0, 0.0, 0.0), step_index=0):
+    return collect_rollouts(
+        ChoicePolicy(logits),
+        source,
+        tasks,
+        group_size=group_size,
+        max_turns=max_turns,
+        limits=LIMITS,
+        temperature=1.0,
+        top_p=1.0,
+        seeds=list(range(11, 11 + max_turns)),
+        step_index=step_index,
+    )
+
+
+@pytest.mark.slow
+def test_real_turns_get_the_run_report_and_failed_turns_never_reach_the_sandbox(
+    train_tasks: list[Competition],
+) -> None:
+    source, [meter] = install_meters(RealExecution(limits=LIMITS))
+    rollouts = _collect(source, train_tasks[:1], group_size=3, max_turns=2)
+    spent = meter.take()
+    trajectories = rollouts.groups[0]
+    turns = [(t, i) for t in trajectories for i in range(2)]
+    with_code = [(t, i) for t, i in turns if t.episode.turns[i].sample.code is not None]
+    assert spent.real_runs == len(with_code)  # a reply without a program costs no sandbox run
+    assert spent.real_execution_s > 0
+    for t, i in turns:
+        turn = t.episode.turns[i]
+        assert turn.feedback.startswith(f"# Result of submission {i + 1}/2")
+        if turn.sample.code is None:
+            assert t.values[i] == 0.0 and "Not run:" in turn.feedback
+        else:
+            assert "Run: " in turn.feedback and t.values[i] == t.scores[i].value  # the real run's report
+    for t in trajectories:
+        assert t.reward == max(t.values)  # the environment's return: the best turn
+        assert len(t.prefixes()) == 2 and t.prefixes()[1][0].turns == t.episode.turns[:1]
+    summary = rollouts.summary()
+    assert summary["failed_turns"] + summary["real_scored"] == 6 and summary["world_model_scored"] == 0
+
+
+def test_world_model_turns_get_the_prediction_as_feedback_and_one_unscored_turn_voids_the_trajectory(
+    train_tasks: list[Competition],
+) -> None:
+    rollouts = _collect(WorldModel(KeywordPredictor()), train_tasks, group_size=4, max_turns=2)
+    for group in rollouts.groups:
+        for t in group:
+            for turn in t.episode.turns:
+                if turn.sample.code is not None:
+                    assert "Predicted by the world_model reward source (not executed)" in turn.feedback
+    assert [g.weight for g in rollouts.group_scores] == [1.0, 1.0]
+
+    unscored = Trajectory(Episode(train_tasks[0], "prompt"), values=[0.7, None], scores=[None, None])
+    assert unscored.reward is None  # its best turn may be the one nobody scored
+
+
+def test_corrected_scoring_anchors_groups_and_averages_their_weights_over_turns(
+    train_tasks: list[Competition],
+) -> None:
+    from wmrl_envs.corrections import AnchorScheduler, FallbackConfig, FallbackRule
+
+    config = FallbackConfig(healthy_anchor_fraction=0.5, degraded_anchor_fraction=0.5)
+    source = Corrected(
+        WorldModel(KeywordPredictor()),  # an instant "real" stand-in keeps this test in milliseconds
+        WorldModel(KeywordPredictor()),
+        scheduler=AnchorScheduler(fraction=0.5, seed=0),
+        fallback=FallbackRule(config),
+    )
+    rollouts = _collect(source, train_tasks, group_size=2, max_turns=2, logits=(0.0, 0.0, -5.0), step_index=3)
+    assert [d["step"] for d in rollouts.turn_diagnostics] == [6, 7]  # step * max_turns + turn: always increasing
+    assert all(d["n_anchor_groups"] == 1 for d in rollouts.turn_diagnostics)  # half of two groups
+    assert "anchor+world_model" in rollouts.group_labels  # seed 0 anchors different groups on the two turns
+    for label, score in zip(rollouts.group_labels, rollouts.group_scores, strict=True):
+        per_turn = [
+            d["anchor_weight"] if part == "anchor" else d["world_model_weight"]
+            for part, d in zip(label.split("+"), rollouts.turn_diagnostics, strict=True)
+        ]
+        assert score.weight == pytest.approx(sum(per_turn) / 2)
+        assert score.source == ("anchor" if label == "anchor+anchor" else "world_model")

@@ -1,0 +1,40 @@
+"""Reward sources built from the config: each kind, the corrections' settings, and clear errors for bad specs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from wmrl_agents.grpo.config import ConfigError, GRPOConfig
+from wmrl_agents.grpo.sources import build_predictor, build_reward_source
+
+from wmrl_envs.rewards import Corrected, RealExecution, WorldModel
+from wmrl_envs.world_models import CheapExecutionProxy, LLMWorldModel, SurrogateFileError
+
+
+def test_each_reward_kind_builds_its_source_with_the_configured_limits_and_corrections() -> None:
+    config = GRPOConfig(time_limit_s=30, memory_mb=1024, workers=1)
+    real = build_reward_source(config)
+    assert isinstance(real, RealExecution) and real.limits.wall_time_s == 30 and real.workers == 1
+    world_model = build_reward_source(config.replace(reward="world-model"))
+    assert isinstance(world_model, WorldModel) and isinstance(world_model.predictor, CheapExecutionProxy)
+
+    corrections = {"anchor_fraction": 0.2, "min_pairs": 8, "refit_every": 4, "max_weight": 3.0}
+    corrected = build_reward_source(config.replace(reward="corrected", corrections=corrections, seed=5))
+    assert isinstance(corrected, Corrected)
+    assert (corrected.debiaser.min_pairs, corrected.debiaser.refit_every) == (8, 4)
+    assert corrected.weighter.max_weight == 3.0
+    assert corrected.scheduler.fraction == 0.2 and corrected.scheduler.seed == 5
+    assert corrected.fallback.config.healthy_anchor_fraction == 0.2  # the rule keeps the configured fraction
+
+
+def test_world_model_specs_are_parsed_or_refused_with_the_accepted_forms(tmp_path: Path) -> None:
+    config = GRPOConfig()
+    llm = build_predictor("llm:http://127.0.0.1:9/v1#tiny-model", config)
+    assert isinstance(llm, LLMWorldModel) and llm.backend.model == "tiny-model"
+    with pytest.raises(ConfigError, match="names no model; write llm:URL#MODEL"):
+        build_predictor("llm:http://127.0.0.1:9/v1", config)
+    with pytest.raises(SurrogateFileError, match="does not exist"):
+        build_predictor(f"surrogate:{tmp_path / 'missing.joblib'}", config)
+    with pytest.raises(ConfigError, match="unknown world model 'oracle'; use 'proxy'"):
+        build_predictor("oracle", config)

@@ -1,0 +1,50 @@
+"""Suites, their episode limits and the official initial states a run may start from."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from wmrl_tasks.libero.suites import EPISODE_LIMITS, check_suite, select_init_states
+
+
+def test_episode_limits_are_liberos_evaluation_protocol():
+    assert EPISODE_LIMITS == {
+        "libero_spatial": 220,
+        "libero_object": 280,
+        "libero_goal": 300,
+        "libero_10": 520,
+        "libero_90": 400,
+    }
+
+
+def test_training_uses_the_first_16_starts_and_evaluation_all_50():
+    assert select_init_states("train") == tuple(range(16))
+    assert select_init_states("eval") == tuple(range(50))
+    assert select_init_states([3, 49]) == (3, 49)
+
+
+@pytest.mark.parametrize(
+    ("choice", "message"), [("test", "one of"), ([], "non-empty"), ([0, 50, True], r"bad: \[50, True\]")]
+)
+def test_an_unknown_set_of_starts_is_refused(choice, message: str):
+    with pytest.raises(ValueError, match=message):
+        select_init_states(choice)
+
+
+def test_an_unknown_suite_lists_the_real_ones():
+    with pytest.raises(
+        ValueError, match="libero_100.*libero_spatial, libero_object, libero_goal, libero_10, libero_90"
+    ):
+        check_suite("libero_100")
+
+
+def test_importing_wmrl_registers_the_env_without_loading_libero_or_torch():
+    code = (
+        "import sys, gymnasium as gym, wmrl_envs, wmrl_tasks.libero\n"
+        "spec = gym.spec('WMRL-LIBERO-v0')\n"
+        "print(spec.entry_point, spec.max_episode_steps, [m for m in ('libero', 'robosuite', 'torch') if m in sys.modules])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.split() == ["wmrl_tasks.libero.env:LiberoEnv", "None", "[]"]
