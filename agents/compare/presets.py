@@ -49,7 +49,7 @@ def _full() -> ComparePreset:
         "full",
         train,
         world_model_samples_per_task=4,
-        notes="a few hours on 2 cores: 20 steps of 8 groups x 4 trajectories (the paper's 8 groups per step)",
+        notes="about 30 min on 2 cores (45 with --ablation): 20 steps of 8 groups x 4 trajectories (the paper's 8 groups)",
     )
 
 
