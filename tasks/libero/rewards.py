@@ -15,13 +15,10 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
-
 from wmrl_envs.rewards import Rollout, Score
-from wmrl_envs.world_models.base import PredictedStatus, Prediction, PredictorError
+from wmrl_envs.world_models.base import PredictedStatus, Prediction, predict_each
 
 from .frames import sample_frames
 from .progress import ProgressPredictor
@@ -30,8 +27,6 @@ from .rollout import EpisodeRollout
 __all__ = ["ProgressWorldModel", "TerminalSuccess"]
 
 logger = logging.getLogger(__name__)
-
-_PREDICTOR_FAILURES = (PredictorError, OSError)
 
 
 class TerminalSuccess:
@@ -83,30 +78,8 @@ class ProgressWorldModel:
         if not episodes:
             return []
         items = [(e.instruction, sample_frames(e.frames, self.predictor.n_frames)) for e in episodes]
-        predictions = self._predict(items)
+        predictions = predict_each(self.predictor, items, self.workers)
         return [self._to_score(e, p) for e, p in zip(episodes, predictions, strict=True)]
-
-    def _predict(self, items: list[tuple[str, np.ndarray]]) -> list[Prediction | None | BaseException]:
-        predict_batch = getattr(self.predictor, "predict_batch", None)
-        if callable(predict_batch):
-            try:
-                predictions = list(predict_batch(items))
-            except _PREDICTOR_FAILURES as err:
-                return [err] * len(items)
-            if len(predictions) != len(items):
-                raise ValueError(
-                    f"{type(self.predictor).__name__}.predict_batch returned {len(predictions)} predictions for "
-                    f"{len(items)} episodes; it must return one (or None) per episode, in order"
-                )
-            return predictions
-        with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as pool:
-            return list(pool.map(self._predict_one, items))
-
-    def _predict_one(self, item: tuple[str, np.ndarray]) -> Prediction | None | BaseException:
-        try:
-            return self.predictor.predict(*item)
-        except _PREDICTOR_FAILURES as err:
-            return err
 
     def _to_score(self, episode: EpisodeRollout, prediction: Prediction | None | BaseException) -> Score | None:
         if isinstance(prediction, BaseException):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +29,15 @@ from wmrl_envs.world_models.base import (
     PredictedStatus,
     Prediction,
     Predictor,
-    PredictorError,
+    predict_each,
 )
 
 __all__ = ["WorldModel"]
 
 logger = logging.getLogger(__name__)
 
+
 # Failures of the predictor's infrastructure (OSError covers ConnectionError and TimeoutError).
-_PREDICTOR_FAILURES = (PredictorError, OSError)
-
-
 class WorldModel:
     """Scores rollouts with a `Predictor`: the predicted position, clipped to [0, 1]; None when it has no answer.
 
@@ -67,30 +64,8 @@ class WorldModel:
         """Predict every rollout (through `predict_batch` when the predictor has it); None where it could not."""
         if not batch:
             return []
-        predictions = self._predict(batch)
+        predictions = predict_each(self.predictor, [(r.competition, r.code) for r in batch], self.workers)
         return [self._to_score(rollout, p) for rollout, p in zip(batch, predictions, strict=True)]
-
-    def _predict(self, batch: Sequence[Rollout]) -> list[Prediction | None | BaseException]:
-        predict_batch = getattr(self.predictor, "predict_batch", None)
-        if callable(predict_batch):
-            try:
-                predictions = list(predict_batch([(r.competition, r.code) for r in batch]))
-            except _PREDICTOR_FAILURES as err:
-                return [err] * len(batch)
-            if len(predictions) != len(batch):
-                raise ValueError(
-                    f"{type(self.predictor).__name__}.predict_batch returned {len(predictions)} predictions for "
-                    f"{len(batch)} items; it must return one (or None) per item, in order"
-                )
-            return predictions
-        with ThreadPoolExecutor(max_workers=min(self.workers, len(batch))) as pool:
-            return list(pool.map(self._predict_one, batch))
-
-    def _predict_one(self, rollout: Rollout) -> Prediction | None | BaseException:
-        try:
-            return self.predictor.predict(rollout.competition, rollout.code)
-        except _PREDICTOR_FAILURES as err:
-            return err
 
     def _to_score(self, rollout: Rollout, prediction: Prediction | None | BaseException) -> Score | None:
         cid = rollout.competition.id

@@ -18,13 +18,22 @@ as a real crash does.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from wmrl_envs.competition import Competition
 
-__all__ = ["BatchPredictor", "PredictedStatus", "Prediction", "Predictor", "PredictorError"]
+__all__ = [
+    "PREDICTOR_FAILURES",
+    "BatchPredictor",
+    "PredictedStatus",
+    "Prediction",
+    "Predictor",
+    "PredictorError",
+    "predict_each",
+]
 
 
 class PredictedStatus(StrEnum):
@@ -82,3 +91,39 @@ class BatchPredictor(Predictor, Protocol):
     def predict_batch(self, items: Sequence[tuple[Competition, str]]) -> list[Prediction | None]:
         """Predict every (competition, code) item, in order."""
         ...
+
+
+PREDICTOR_FAILURES = (PredictorError, OSError)
+"""What a predictor may raise for one item (or a batch) without stopping training: the item goes unscored."""
+
+
+def predict_each(
+    predictor: Any, items: Sequence[tuple[Any, ...]], workers: int
+) -> list[Prediction | None | BaseException]:
+    """One answer per item of `items` (each the arguments of ``predictor.predict``), in order.
+
+    A predictor with ``predict_batch`` gets the whole list at once (a failure fails every item);
+    otherwise `workers` threads call ``predict`` item by item. A failure in `PREDICTOR_FAILURES`
+    is returned in the item's place for the caller to report; a batch of the wrong length is an error.
+    """
+    predict_batch = getattr(predictor, "predict_batch", None)
+    if callable(predict_batch):
+        try:
+            predictions = list(predict_batch(list(items)))
+        except PREDICTOR_FAILURES as err:
+            return [err] * len(items)
+        if len(predictions) != len(items):
+            raise ValueError(
+                f"{type(predictor).__name__}.predict_batch returned {len(predictions)} predictions for "
+                f"{len(items)} items; it must return one (or None) per item, in order"
+            )
+        return predictions
+
+    def one(item: tuple[Any, ...]) -> Prediction | None | BaseException:
+        try:
+            return predictor.predict(*item)
+        except PREDICTOR_FAILURES as err:
+            return err
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
+        return list(pool.map(one, items))
