@@ -51,9 +51,13 @@ class Turn:
 
 @dataclass
 class Episode:
-    """One trajectory in progress: the competition, the task prompt, and the turns taken so far."""
+    """One trajectory in progress: the competition, the task prompt, and the turns taken so far.
 
-    competition: Competition
+    `competition` is None for a task that is not a competition (a LIBERO episode: `prompt` holds the instruction
+    and its one turn the whole episode's actions).
+    """
+
+    competition: Competition | None
     prompt: str
     turns: list[Turn] = field(default_factory=list)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -9,8 +10,13 @@ import pytest
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# Off-screen rendering on CPU for LIBERO; set before anything imports robosuite (it fixes its backend at import).
+os.environ.setdefault("MUJOCO_GL", "osmesa")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+LIBERO_ASSETS_LITE = REPO_ROOT.parent / "shared" / "libero-assets-lite"
+LIBERO_EXTRA = ("libero", "robosuite", "mujoco")
 
 
 def _reference_dir() -> Path:
@@ -43,3 +49,16 @@ def reference_dir() -> Path:
             pytest.fail(f"reference metadata missing at {path}; CI must have ../shared beside the clone")
         pytest.skip(f"reference metadata not found at {path} (set WMRL_REFERENCE_DIR)")
     return path
+
+
+@pytest.fixture(scope="session")
+def libero_assets() -> Path:
+    """The LIBERO asset tree for tests (read-only, never copied); skips when the libero extra is not installed."""
+    missing = [name for name in LIBERO_EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(f'the libero extra is not installed ({", ".join(missing)} missing): pip install "wmrl[libero]"')
+    if not (LIBERO_ASSETS_LITE / "assets").is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"LIBERO test assets missing at {LIBERO_ASSETS_LITE}; CI must have ../shared beside the clone")
+        pytest.skip(f"LIBERO test assets not found at {LIBERO_ASSETS_LITE}")
+    return LIBERO_ASSETS_LITE

@@ -16,7 +16,7 @@ from .results import BenchResult
 from .specs import policy_slug
 from .tables import summary_rows, task_rows
 
-__all__ = ["CSV_COLUMNS", "default_name", "write_leaderboard"]
+__all__ = ["CSV_COLUMNS", "default_name", "markdown_table", "write_file_set", "write_leaderboard"]
 
 CSV_COLUMNS = (
     "policy",
@@ -47,16 +47,31 @@ def default_name(result: BenchResult) -> str:
 
 def write_leaderboard(result: BenchResult, out_dir: Path, name: str | None = None) -> dict[str, Path]:
     """Write ``<name>.json``, ``.csv`` and ``.md`` under `out_dir` (created if missing); return their paths."""
-    name = name if name is not None else default_name(result)
+    return write_file_set(
+        out_dir,
+        name if name is not None else default_name(result),
+        result.to_dict(),
+        _csv_rows(result),
+        markdown(result),
+    )
+
+
+def write_file_set(
+    out_dir: Path, name: str, data: dict[str, Any], rows: list[dict[str, Any]], page: str
+) -> dict[str, Path]:
+    """One leaderboard file set: ``<name>.json`` (`data`), ``.csv`` (`rows` in `CSV_COLUMNS`) and ``.md`` (`page`)."""
     if not name or Path(name).name != name:
         raise ValueError(
             f"--name must be a plain file name without folders, got {name!r}; use --out-dir for the folder"
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {ext: out_dir / f"{name}.{ext}" for ext in ("json", "csv", "md")}
-    paths["json"].write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
-    _write_csv(result, paths["csv"])
-    paths["md"].write_text(markdown(result), encoding="utf-8")
+    paths["json"].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    with paths["csv"].open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    paths["md"].write_text(page, encoding="utf-8")
     return paths
 
 
@@ -93,17 +108,17 @@ def markdown(result: BenchResult) -> str:
         "",
         "## Summary",
         "",
-        *_markdown_table(summary_rows(result)),
+        *markdown_table(summary_rows(result)),
         "",
         "## Tasks",
         "",
-        *_markdown_table(task_rows(result)),
+        *markdown_table(task_rows(result)),
         "",
     ]
     return "\n".join(lines)
 
 
-def _write_csv(result: BenchResult, path: Path) -> None:
+def _csv_rows(result: BenchResult) -> list[dict[str, Any]]:
     meta = result.meta
     common = {
         "policy": meta.policy,
@@ -131,13 +146,11 @@ def _write_csv(result: BenchResult, path: Path) -> None:
             | {"real_exec_s": round(exec_s, 3)}
         )
     rows.sort(key=lambda r: ("task", "category", "overall").index(r["scope"]))
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    return rows
 
 
-def _markdown_table(rows: list[dict[str, Any]]) -> list[str]:
+def markdown_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows of dicts (same keys) as the lines of a Markdown table."""
     header = list(rows[0])
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in rows:

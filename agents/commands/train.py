@@ -29,7 +29,12 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         help="train a policy with GRPO against real execution, a world model, or the corrected mix (WMRL)",
         description="GRPO training; writes steps.jsonl, checkpoints/ and summary.json into --out.",
     )
-    train.add_argument("--policy", default="program", help="'program' (CPU program policy) or 'hf:PATH' (causal LM)")
+    train.add_argument(
+        "--policy",
+        default=None,
+        help="'program' (CPU program policy; the default for code tasks), 'hf:PATH' (causal LM), or for "
+        "--preset libero*: 'tiny-vla' (CPU VLA; the default there) or 'minivla:PATH'",
+    )
     train.add_argument("--policy-options", type=Path, default=None, help="YAML/JSON of the policy's settings")
     train.add_argument("--reward", choices=REWARD_SOURCES, default=None, help="reward source (default: real)")
     train.add_argument(
@@ -66,7 +71,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         from wmrl_envs.execution_log import ExecutionLog
 
         log = ExecutionLog(args.execution_log)
-    policy = make_policy(args.policy, seed=config.seed, options=_read_mapping(args.policy_options, "--policy-options"))
+    spec = args.policy or ("tiny-vla" if config.task == "libero" else "program")
+    policy = make_policy(spec, seed=config.seed, options=_read_mapping(args.policy_options, "--policy-options"))
     trainer = GRPOTrainer(policy, config, out, reward_source=build_reward_source(config, log))
     resumed = trainer.resume() if args.resume else None
     if args.resume:
@@ -79,6 +85,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         console.error(f"interrupted at step {trainer.step}; continue with the same command and --resume")
         return 130
+    finally:
+        close = getattr(trainer.collector, "close", None)
+        if callable(close):
+            close()
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     else:
@@ -114,6 +124,8 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _held_out_evaluator(config: Any) -> Any:
     """held-out avg@k of a policy (via `wmrl_agents.bench`), or a note saying why it was skipped."""
+    if config.task == "libero":
+        return _libero_evaluator(config)
     try:
         from wmrl_agents.bench.evaluate import evaluate_policy
     except ImportError as err:
@@ -138,6 +150,33 @@ def _held_out_evaluator(config: Any) -> Any:
             max_turns=config.max_turns,
         )
         return {"overall_avg_at_k": result.overall_avg_at_k, "k": config.eval_k, "by_category": result.by_category}
+
+    return evaluate
+
+
+def _libero_evaluator(config: Any) -> Any:
+    """Success rate avg@k from all 50 initial states of the trained LIBERO tasks (LIBERO's evaluation protocol)."""
+    from wmrl_agents.libero.evaluate import evaluate_vla
+
+    s = config.libero
+
+    def evaluate(policy: Any, when: str) -> dict[str, Any]:
+        console.note(f"LIBERO evaluation ({when} training): avg@{config.eval_k} over 50 initial states per task")
+        result = evaluate_vla(
+            policy,
+            policy_spec=policy.name,
+            suite=s.suite,
+            task_ids=s.task_ids,
+            k=config.eval_k,
+            seed=config.seed,
+            horizon=s.horizon,
+            image_size=s.image_size,
+            cameras=s.cameras,
+            parallel_envs=s.parallel_envs,
+            assets_dir=s.assets_dir,
+        )
+        by_task = {t.task: t.avg_at_k for t in result.tasks}
+        return {"overall_avg_at_k": result.avg_at_k, "k": config.eval_k, "by_task": by_task}
 
     return evaluate
 

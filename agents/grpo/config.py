@@ -7,7 +7,9 @@ frozen initial policy, an entropy bonus of 0.002 and a clipped ratio with epsilo
 
 Presets (`PRESETS`) change only what a smaller machine needs: ``"smoke"`` runs in
 seconds (tests), ``"quick"`` in a few minutes on 2 cores with the CPU program policy,
-``"paper"`` is the defaults. Their learning rate is 0.05, not 1e-6: the paper's rate is
+``"paper"`` is the defaults. ``task: libero`` trains a VLA on LIBERO instead (section
+``libero``); ``"libero"`` is the paper's VLA recipe (40 steps, 64 rollouts per task,
+horizon 520 on libero_10) and ``"libero-smoke"`` a few short episodes of the CPU VLA. Their learning rate is 0.05, not 1e-6: the paper's rate is
 for a 4B-parameter LLM fine-tuned in tiny steps, while the program policy is a small
 network over recipe choices that 1e-6 would not move in a few steps.
 
@@ -37,9 +39,11 @@ __all__ = [
     "LOSS_TYPES",
     "PRESETS",
     "REWARD_SOURCES",
+    "TASKS",
     "ConfigError",
     "CorrectionsConfig",
     "GRPOConfig",
+    "LiberoConfig",
     "load_config",
     "preset",
 ]
@@ -47,6 +51,10 @@ __all__ = [
 LOSS_TYPES = ("grpo", "dr_grpo")
 ADVANTAGE_STD = ("sample", "population")
 REWARD_SOURCES = ("real", "world-model", "corrected")
+TASKS = ("mledojo", "libero")
+"""Task families the trainer rolls out: code competitions, or LIBERO manipulation with a VLA."""
+LIBERO_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10", "libero_90")
+LIBERO_CAMERAS = ("image", "wrist_image")
 EXECUTORS = BACKENDS
 """Sandbox backends of real runs: the library's (`ray` spreads them over a Ray cluster)."""
 
@@ -108,6 +116,53 @@ class CorrectionsConfig:
             return FallbackConfig(**{**self.fallback, "healthy_anchor_fraction": self.anchor_fraction})
         except (TypeError, ValueError) as err:
             raise ConfigError(f"corrections.fallback: {err}") from err
+
+
+@dataclass(frozen=True)
+class LiberoConfig:
+    """Which LIBERO tasks a VLA trains on and how its episodes run (``task: libero``)."""
+
+    suite: str = "libero_10"
+    """LIBERO suite (paper: libero_10, the long-horizon tasks)."""
+    task_ids: list[int] = field(default_factory=lambda: list(range(10)))
+    """Tasks of the suite trained on; each step spreads its groups evenly over them."""
+    horizon: int | None = None
+    """Steps per episode; None: the suite's limit (libero_10: 520, the paper's horizon)."""
+    image_size: int = 128
+    """Rendered camera size in pixels (the policy resizes to its own input)."""
+    cameras: list[str] = field(default_factory=lambda: list(LIBERO_CAMERAS))
+    """Cameras rendered for the policy ("image", "wrist_image"); the progress model reads "image"."""
+    init_states: str = "train"
+    """Initial states groups start from: "train" (the first 16, as the paper) or "eval" (all 50)."""
+    parallel_envs: int = 8
+    """Simulators stepped in lockstep (one policy batch per step); a larger group runs in waves."""
+    assets_dir: str | None = None
+    """LIBERO's asset folder; None: the WMRL_LIBERO_ASSETS environment variable."""
+
+    def __post_init__(self) -> None:
+        _choice(self, "suite", LIBERO_SUITES)
+        _choice(self, "init_states", ("train", "eval"))
+        ids = self.task_ids
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, (list, tuple)) or not ids:
+            raise ConfigError(f"libero.task_ids must be a non-empty list of task indices, got {ids!r}")
+        if any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in ids) or len(set(ids)) != len(ids):
+            raise ConfigError(f"libero.task_ids must be distinct integers >= 0, got {ids!r}")
+        object.__setattr__(self, "task_ids", list(ids))
+        cameras = self.cameras
+        if isinstance(cameras, (str, bytes)) or not isinstance(cameras, (list, tuple)) or not cameras:
+            raise ConfigError(f"libero.cameras must be a non-empty list of {LIBERO_CAMERAS}, got {cameras!r}")
+        if "image" not in cameras or any(c not in LIBERO_CAMERAS for c in cameras):
+            raise ConfigError(
+                f"libero.cameras must include 'image' (the progress model reads it) and only {LIBERO_CAMERAS}, "
+                f"got {cameras!r}"
+            )
+        object.__setattr__(self, "cameras", list(cameras))
+        if self.horizon is not None:
+            _integer(self, "horizon", 1)
+        _integer(self, "image_size", 8)
+        _integer(self, "parallel_envs", 1)
+        if self.assets_dir is not None and not isinstance(self.assets_dir, str):
+            raise ConfigError(f"libero.assets_dir must be a folder path (string) or null, got {self.assets_dir!r}")
 
 
 @dataclass(frozen=True)
@@ -181,6 +236,10 @@ class GRPOConfig:
     """Most recent checkpoints kept on disk."""
     eval_k: int = 0
     """Samples per held-out task for avg@k before and after training (0: no held-out evaluation; paper: 8)."""
+    task: str = "mledojo"
+    """Task family: "mledojo" (code competitions, the keys above) or "libero" (a VLA on the `libero` tasks)."""
+    libero: LiberoConfig = field(default_factory=LiberoConfig)
+    """The LIBERO tasks and episodes of ``task: libero`` (ignored otherwise)."""
 
     def __post_init__(self) -> None:
         for name, minimum in (
@@ -222,6 +281,11 @@ class GRPOConfig:
             object.__setattr__(self, "corrections", _build(CorrectionsConfig, self.corrections, "corrections."))
         if not isinstance(self.corrections, CorrectionsConfig):
             raise ConfigError(f"corrections must be a mapping of CorrectionsConfig fields, got {self.corrections!r}")
+        _choice(self, "task", TASKS)
+        if isinstance(self.libero, Mapping):
+            object.__setattr__(self, "libero", _build(LiberoConfig, self.libero, "libero."))
+        if not isinstance(self.libero, LiberoConfig):
+            raise ConfigError(f"libero must be a mapping of LiberoConfig fields, got {self.libero!r}")
 
     @property
     def advantage_std_mode(self) -> str:
@@ -238,11 +302,16 @@ class GRPOConfig:
         return dataclasses.asdict(self)
 
     def replace(self, **changes: Any) -> GRPOConfig:
-        """A copy with `changes` applied and validated; a mapping for `corrections` changes only the keys it names."""
+        """A copy with `changes` applied and validated; a mapping for a section changes only the keys it names."""
         current = self.to_dict()
-        if isinstance(changes.get("corrections"), Mapping):
-            changes["corrections"] = {**current["corrections"], **changes["corrections"]}
+        for section in _SECTIONS:
+            if isinstance(changes.get(section), Mapping):
+                changes[section] = {**current[section], **changes[section]}
         return GRPOConfig.from_dict({**current, **changes})
+
+
+_SECTIONS = ("corrections", "libero")
+"""Nested config sections: a file or `replace` that names a few of their keys keeps the others."""
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -268,8 +337,38 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint_every": 1,
         "corrections": {"min_pairs": 2, "refit_every": 2},
     },
+    "libero": {
+        "task": "libero",
+        "steps": 40,
+        "groups_per_step": 80,
+        "group_size": 8,
+        "max_turns": 1,
+        "libero": {"suite": "libero_10", "task_ids": list(range(10))},
+    },
+    "libero-smoke": {
+        "task": "libero",
+        "steps": 2,
+        "groups_per_step": 2,
+        "group_size": 2,
+        "max_turns": 1,
+        "learning_rate": 1e-3,
+        "checkpoint_every": 1,
+        "corrections": {"min_pairs": 2, "refit_every": 2},
+        "libero": {
+            "suite": "libero_spatial",
+            "task_ids": [0],
+            "horizon": 4,
+            "image_size": 32,
+            "cameras": ["image"],
+            "parallel_envs": 2,
+        },
+    },
 }
-"""Named starting points; the smaller two also lower the corrections' pair counts so calibration is exercised."""
+"""Named starting points; the smaller ones also lower the corrections' pair counts so calibration is exercised.
+
+``libero``: 80 groups of 8 over libero_10's 10 tasks is 64 rollouts per task per step, each group from one of
+the task's 16 training initial states, for 40 steps at the suite's horizon (520).
+"""
 
 
 def preset(name: str) -> GRPOConfig:
@@ -296,9 +395,9 @@ def load_config(path: str | Path, base: GRPOConfig | None = None) -> GRPOConfig:
     if not isinstance(data, Mapping):
         raise ConfigError(f"config file {path} must hold a mapping of config keys, got {type(data).__name__}")
     merged = (base or GRPOConfig()).to_dict()
-    corrections = data.get("corrections")
-    if isinstance(corrections, Mapping):
-        data = {**data, "corrections": {**merged["corrections"], **corrections}}
+    for section in _SECTIONS:
+        if isinstance(data.get(section), Mapping):
+            data = {**data, section: {**merged[section], **data[section]}}
     try:
         return GRPOConfig.from_dict({**merged, **data})
     except ConfigError as err:
@@ -320,7 +419,9 @@ def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
 
 def _label(config: Any, name: str) -> str:
     """The key as a user writes it in a config file."""
-    return f"corrections.{name}" if isinstance(config, CorrectionsConfig) else name
+    if isinstance(config, CorrectionsConfig):
+        return f"corrections.{name}"
+    return f"libero.{name}" if isinstance(config, LiberoConfig) else name
 
 
 def _integer(config: Any, name: str, minimum: int) -> None:
@@ -353,4 +454,4 @@ def _number(
 def _choice(config: Any, name: str, choices: tuple[str, ...]) -> None:
     value = getattr(config, name)
     if value not in choices:
-        raise ConfigError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        raise ConfigError(f"{_label(config, name)} must be one of {', '.join(map(repr, choices))}, got {value!r}")

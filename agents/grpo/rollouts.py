@@ -27,8 +27,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+import numpy as np
+from wmrl_agents.policies.factory import max_tokens_per_turn
 from wmrl_agents.policy import Episode, Policy, Sample, Turn
 from wmrl_tasks.mledojo.prompt import feedback_text, predicted_feedback_text, task_prompt
 
@@ -37,7 +39,17 @@ from wmrl_envs.grading import Grade
 from wmrl_envs.rewards.base import ANCHOR, WORLD_MODEL, GroupScore, RewardSource, Rollout, Score
 from wmrl_envs.sandbox.base import Limits
 
-__all__ = ["StepRollouts", "Trajectory", "collect_rollouts"]
+__all__ = [
+    "CodeRollouts",
+    "GroupScoring",
+    "RolloutCollector",
+    "StepRollouts",
+    "Trajectory",
+    "collect_rollouts",
+    "score_groups_of",
+]
+
+_SEED_RANGE = 2**31 - 1
 
 
 @dataclass
@@ -70,6 +82,8 @@ class StepRollouts:
     group_labels: list[str]
     turn_diagnostics: list[dict[str, Any]]
     generation_s: float
+    tasks: list[str] = field(default_factory=list)
+    """Per group, the task it ran on (a competition id, or a LIBERO task and initial state)."""
 
     def summary(self) -> dict[str, Any]:
         """Rewards by source and turn outcomes, for the step log (deterministic given the scores)."""
@@ -105,6 +119,78 @@ class StepRollouts:
             "code_rate": (turns - failed) / turns if turns else None,
             "valid_rate": _mean([float(v) for v in valid]),
         }
+
+
+class RolloutCollector(Protocol):
+    """Where a GRPO step's groups come from: the task family's rollouts, scored by the step's reward source.
+
+    The trainer owns the policy, the update and the RNG; a collector chooses the step's tasks with `rng` (so a
+    resumed run draws the same ones), rolls the groups out and scores them.
+    """
+
+    def collect(
+        self, policy: Any, source: RewardSource[Any], rng: np.random.Generator, step_index: int
+    ) -> StepRollouts:
+        """One step's groups, scored."""
+        ...
+
+    def max_tokens(self, policy: Any) -> int | None:
+        """The most policy tokens one trajectory can have (Dr. GRPO's constant normaliser), if bounded."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What a checkpoint records of the collector, to refuse resuming on other tasks."""
+        ...
+
+
+class CodeRollouts:
+    """The code-task collector: `groups_per_step` competitions (distinct while the pool allows), multi-turn."""
+
+    def __init__(
+        self,
+        competitions: Sequence[Competition],
+        *,
+        groups_per_step: int,
+        group_size: int,
+        max_turns: int,
+        limits: Limits,
+        temperature: float,
+        top_p: float,
+    ) -> None:
+        self.competitions = list(competitions)
+        if not self.competitions:
+            raise ValueError("the trainer needs at least one competition to train on")
+        self.groups_per_step, self.group_size, self.max_turns = groups_per_step, group_size, max_turns
+        self.limits, self.temperature, self.top_p = limits, temperature, top_p
+
+    def collect(
+        self, policy: Policy, source: RewardSource[Any], rng: np.random.Generator, step_index: int
+    ) -> StepRollouts:
+        """Choose the step's competitions and seeds from `rng`, then `collect_rollouts`."""
+        n, k = len(self.competitions), self.groups_per_step
+        chosen = [self.competitions[int(i)] for i in rng.choice(n, size=k, replace=k > n)]
+        seeds = [int(s) for s in rng.integers(0, _SEED_RANGE, size=self.max_turns)]
+        return collect_rollouts(
+            policy,
+            source,
+            chosen,
+            group_size=self.group_size,
+            max_turns=self.max_turns,
+            limits=self.limits,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seeds=seeds,
+            step_index=step_index,
+        )
+
+    def max_tokens(self, policy: Policy) -> int | None:
+        """The policy's per-turn cap times the turns."""
+        per_turn = max_tokens_per_turn(policy)
+        return None if per_turn is None else per_turn * self.max_turns
+
+    def describe(self) -> dict[str, Any]:
+        """The competitions trained on."""
+        return {"kind": "code", "competitions": [c.id for c in self.competitions]}
 
 
 def collect_rollouts(
@@ -164,7 +250,53 @@ def collect_rollouts(
     ]
     grouped = callable(getattr(source, "score_groups", None))
     labels = ["+".join(turn_sources) if grouped else source.name for turn_sources in sources]
-    return StepRollouts(groups, group_scores, labels, diagnostics, generation_s)
+    tasks = [c.id for c in competitions]
+    return StepRollouts(groups, group_scores, labels, diagnostics, generation_s, tasks)
+
+
+@dataclass(frozen=True)
+class GroupScoring:
+    """One scoring call over a step's groups: per group its items' scores, its weight and source, and diagnostics."""
+
+    scores: list[list[Score | None]]
+    weights: list[float]
+    sources: list[str]
+    diagnostics: dict[str, Any]
+
+
+def score_groups_of(source: RewardSource[Any], batches: list[list[Any]], score_step: int) -> GroupScoring:
+    """Score every group of `batches` at once: through `score_groups` (anchors, weights) when `source` has it.
+
+    A source without `score_groups` scores the flattened batch; each group is then an anchor when all its scored
+    items came from a real outcome (an ``outcome``, or a ``real`` source), with weight 1.
+    """
+    score_groups = getattr(source, "score_groups", None)
+    if callable(score_groups):
+        results = score_groups(batches, step=score_step)
+        if len(results) != len(batches):
+            raise ValueError(f"{type(source).__name__}.score_groups returned {len(results)} groups for {len(batches)}")
+        scores = []
+        for batch, result in zip(batches, results, strict=True):
+            group = result.scores or [None if r is None else Score(r, result.source) for r in result.rewards]
+            if len(group) != len(batch):
+                raise ValueError(f"{type(source).__name__}.score_groups returned {len(group)} scores for {len(batch)}")
+            scores.append(list(group))
+        diagnostics = next((dict(r.diagnostics) for r in results if r.diagnostics), {})
+        diagnostics.pop("world_model_rewards", None)
+        diagnostics.pop("n_unscored", None)
+        return GroupScoring(scores, [r.weight for r in results], [r.source for r in results], diagnostics)
+    flat = [item for batch in batches for item in batch]
+    flat_scores = list(source.score(flat)) if flat else []
+    if len(flat_scores) != len(flat):
+        raise ValueError(f"{type(source).__name__}.score returned {len(flat_scores)} scores for {len(flat)}")
+    it = iter(flat_scores)
+    scores = [[next(it) for _ in batch] for batch in batches]
+    sources = [ANCHOR if all(s is None or _is_real(s) for s in group) else WORLD_MODEL for group in scores]
+    return GroupScoring(scores, [1.0] * len(batches), sources, {})
+
+
+def _is_real(score: Score) -> bool:
+    return score.outcome is not None or score.source == "real"
 
 
 def _score_turn(
@@ -178,31 +310,12 @@ def _score_turn(
     batches = [
         [Rollout(groups[g][0].episode.competition, samples[i].code) for i in rows] for g, rows in enumerate(positions)
     ]
+    scored = score_groups_of(source, batches, score_step)
     scores: list[Score | None] = [None] * len(samples)
-    score_groups = getattr(source, "score_groups", None)
-    if callable(score_groups):
-        results = score_groups(batches, step=score_step)
-        if len(results) != len(batches):
-            raise ValueError(f"{type(source).__name__}.score_groups returned {len(results)} groups for {len(batches)}")
-        for rows, result in zip(positions, results, strict=True):
-            group = result.scores or [None if r is None else Score(r, result.source) for r in result.rewards]
-            for i, score in zip(rows, group, strict=True):
-                scores[i] = score
-        diagnostics = next((dict(r.diagnostics) for r in results if r.diagnostics), {})
-        diagnostics.pop("world_model_rewards", None)
-        diagnostics.pop("n_unscored", None)
-        return scores, [r.weight for r in results], [r.source for r in results], diagnostics
-    flat_rows = [i for rows in positions for i in rows]
-    flat_scores = source.score([r for batch in batches for r in batch]) if flat_rows else []
-    if len(flat_scores) != len(flat_rows):
-        raise ValueError(f"{type(source).__name__}.score returned {len(flat_scores)} scores for {len(flat_rows)}")
-    for i, score in zip(flat_rows, flat_scores, strict=True):
-        scores[i] = score
-    group_sources = []
-    for rows in positions:
-        real = all(scores[i] is None or scores[i].outcome is not None for i in rows)  # type: ignore[union-attr]
-        group_sources.append(ANCHOR if real else WORLD_MODEL)
-    return scores, [1.0] * len(groups), group_sources, {}
+    for rows, group in zip(positions, scored.scores, strict=True):
+        for i, score in zip(rows, group, strict=True):
+            scores[i] = score
+    return scores, scored.weights, scored.sources, scored.diagnostics
 
 
 def _feedback(

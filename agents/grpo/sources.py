@@ -10,6 +10,9 @@ public training data), ``surrogate:MODEL_PATH`` (`LearnedSurrogate` fitted with
 ``wmrl world-model fit``), ``llm:URL#MODEL`` (`LLMWorldModel` asking an OpenAI-compatible
 server, e.g. ``vllm serve``). Real runs go through the executor protocol, so a
 Ray-backed or remote executor spreads them over a cluster without changes here.
+
+For ``task: libero`` the same three choices are terminal success, a progress world
+model, and the two through the same `Corrected` (`wmrl_agents.libero.sources`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from wmrl_envs.world_models import Predictor
 if TYPE_CHECKING:
     from wmrl_envs.execution_log import ExecutionLog
 
-__all__ = ["build_predictor", "build_reward_source", "limits_of"]
+__all__ = ["build_predictor", "build_reward_source", "corrected_source", "limits_of"]
 
 
 def limits_of(config: GRPOConfig) -> Limits:
@@ -43,15 +46,24 @@ def build_reward_source(
     `predictor` is a world model built elsewhere (e.g. one shared by several runs); None builds
     the one `config.world_model` names.
     """
+    if config.task == "libero":
+        from wmrl_agents.libero.sources import build_libero_source
+
+        return build_libero_source(config, predictor)
     if config.reward == "real":
         return _real(config, log)
     world_model = WorldModel(predictor if predictor is not None else build_predictor(config.world_model, config))
     if config.reward == "world-model":
         return world_model
+    return corrected_source(config, _real(config, log), world_model)
+
+
+def corrected_source(config: GRPOConfig, real: RewardSource, world_model: RewardSource) -> Corrected:
+    """`Corrected` over `real` and `world_model` with the config's anchors and corrections (any task family)."""
     c = config.corrections
     fallback = FallbackRule(c.fallback_config())
     return Corrected(
-        _real(config, log),
+        real,
         world_model,
         debiaser=OnlineDebiaser(min_pairs=c.min_pairs, refit_every=c.refit_every, window=c.debias_window),
         weighter=InverseVarianceWeighter(

@@ -12,6 +12,11 @@ One step, in the order of the paper's recipe:
    gradients micro-batch by micro-batch, clip the global norm, and take an AdamW step;
 4. log the step (rewards by source, corrections, loss terms, compute), and checkpoint.
 
+Where the groups come from is the collector's business (`rollouts.RolloutCollector`):
+competitions and multi-turn programs for code tasks (`CodeRollouts`), LIBERO episodes
+from shared initial states for a VLA (`wmrl_agents.libero.LiberoRollouts`); steps 2-4
+are the same for both.
+
 Everything random comes from seeded generators that the checkpoint saves (the trainer's
 own NumPy generator picks tasks and generation seeds), so a killed run resumed from its
 last checkpoint ends with the same weights and the same log as one never interrupted.
@@ -33,10 +38,10 @@ from wmrl_agents.grpo.config import GRPOConfig
 from wmrl_agents.grpo.ledger import ComputeLedger, install_meters
 from wmrl_agents.grpo.loss import LossStats, grpo_loss
 from wmrl_agents.grpo.rng import capture_rng, restore_rng
-from wmrl_agents.grpo.rollouts import StepRollouts, Trajectory, collect_rollouts
+from wmrl_agents.grpo.rollouts import CodeRollouts, RolloutCollector, StepRollouts, Trajectory
 from wmrl_agents.grpo.sources import build_reward_source, limits_of
 from wmrl_agents.grpo.step_log import StepLog
-from wmrl_agents.policies.factory import describe_policy, max_tokens_per_turn
+from wmrl_agents.policies.factory import describe_policy
 from wmrl_agents.policy import Policy
 
 from wmrl_envs.competition import Competition
@@ -44,7 +49,6 @@ from wmrl_envs.rewards import RewardSource, group_advantages
 
 __all__ = ["GRPOTrainer"]
 
-_SEED_RANGE = 2**31 - 1
 _CHANGEABLE_ON_RESUME = ("steps", "eval_k", "checkpoint_every", "keep_checkpoints", "workers")
 """Config keys a resumed run may change: none of them alters what the remaining steps compute."""
 
@@ -57,7 +61,8 @@ class GRPOTrainer:
     >>> summary = trainer.train()  # doctest: +SKIP
 
     Files: ``steps.jsonl`` (one record per step), ``checkpoints/step-NNNNNNNN`` and, after `train`,
-    ``summary.json``. `competitions` defaults to the config's split of the pool (or of its data root).
+    ``summary.json``. `collector` defaults to the config's task family: for code tasks, `competitions`
+    (default: the config's split of the pool or of its data root); for LIBERO, the config's ``libero`` section.
     Construction seeds the global Python, NumPy and torch generators with ``config.seed``; `resume`
     restores them from the checkpoint.
     """
@@ -69,6 +74,7 @@ class GRPOTrainer:
         out_dir: str | Path,
         reward_source: RewardSource | None = None,
         competitions: Sequence[Competition] | None = None,
+        collector: RolloutCollector | None = None,
     ) -> None:
         if not isinstance(config, GRPOConfig):
             raise TypeError(f"config must be a GRPOConfig, got {type(config).__name__}")
@@ -78,14 +84,7 @@ class GRPOTrainer:
         self.source, self._meters = install_meters(
             reward_source if reward_source is not None else build_reward_source(config)
         )
-        if competitions is None:
-            from wmrl_tasks.mledojo.catalog import load_competitions
-
-            competitions = load_competitions(config.split, config.data_root)
-        self.competitions = list(competitions)
-        if not self.competitions:
-            raise ValueError("the trainer needs at least one competition to train on")
-        self.limits = limits_of(config)
+        self.collector = collector if collector is not None else _default_collector(config, competitions)
         self.parameters = list(policy.trainable_parameters())
         if not self.parameters:
             raise ValueError(f"policy {policy.name!r} has no trainable parameters")
@@ -124,22 +123,8 @@ class GRPOTrainer:
 
     def train_step(self) -> dict[str, Any]:
         """One GRPO step (rollouts, advantages, update); returns the record appended to the step log."""
-        config = self.config
         began = time.perf_counter()
-        chosen = self._choose_tasks()
-        seeds = [int(s) for s in self.rng.integers(0, _SEED_RANGE, size=config.max_turns)]
-        rollouts = collect_rollouts(
-            self.policy,
-            self.source,
-            chosen,
-            group_size=config.group_size,
-            max_turns=config.max_turns,
-            limits=self.limits,
-            temperature=config.temperature,
-            top_p=config.top_p,
-            seeds=seeds,
-            step_index=self.step,
-        )
+        rollouts = self.collector.collect(self.policy, self.source, self.rng, self.step)
         update_began = time.perf_counter()
         update = self._update(rollouts)
         spent = ComputeLedger(generation_s=rollouts.generation_s, update_s=time.perf_counter() - update_began)
@@ -164,6 +149,7 @@ class GRPOTrainer:
             "config": self.config.to_dict(),
             "policy": describe_policy(self.policy),
             "policy_name": self.policy.name,
+            "rollouts": self.collector.describe(),
             "reward_source": {
                 "name": self.source.name,
                 "state": state_dict() if callable(state_dict) else None,
@@ -231,6 +217,12 @@ class GRPOTrainer:
             raise CheckpointError(
                 f"checkpoint {path} holds policy {state.get('policy_name')!r}, this run has {self.policy.name!r}; "
                 "resume with the same --policy or start a new run in another --out folder"
+            )
+        saved_rollouts = state.get("rollouts")
+        if saved_rollouts is not None and saved_rollouts != self.collector.describe():
+            raise CheckpointError(
+                f"checkpoint {path} was trained on {saved_rollouts}, this run on {self.collector.describe()}; "
+                "resume with the same tasks or start a new run in another --out folder"
             )
         saved_source = (state.get("reward_source") or {}).get("name")
         if saved_source != self.source.name:
@@ -310,24 +302,18 @@ class GRPOTrainer:
 
     # --- bookkeeping ------------------------------------------------------------------------
 
-    def _choose_tasks(self) -> list[Competition]:
-        """`groups_per_step` tasks: distinct while the pool has enough, else drawn with replacement."""
-        n, k = len(self.competitions), self.config.groups_per_step
-        indices = self.rng.choice(n, size=k, replace=k > n)
-        return [self.competitions[int(i)] for i in indices]
-
     def _dr_grpo_max_tokens(self) -> int | None:
         if self.config.loss_type != "dr_grpo":
             return None
         if self.config.dr_grpo_max_tokens is not None:
             return self.config.dr_grpo_max_tokens
-        per_turn = max_tokens_per_turn(self.policy)
-        if per_turn is None:
+        cap = self.collector.max_tokens(self.policy)
+        if cap is None:
             raise ValueError(
                 f"the dr_grpo loss needs a constant token budget and policy {self.policy.name!r} states none; "
                 "set dr_grpo_max_tokens in the config (policy tokens per trajectory)"
             )
-        return per_turn * self.config.max_turns
+        return cap
 
     def _on_cuda(self) -> bool:
         return torch.cuda.is_available() and any(p.is_cuda for p in self.parameters)
@@ -336,18 +322,16 @@ class GRPOTrainer:
         corrections = rollouts.turn_diagnostics[-1] if rollouts.turn_diagnostics else None
         return {
             "step": self.step,
-            "tasks": [group[0].episode.competition.id for group in rollouts.groups],
+            "tasks": rollouts.tasks,
             "rewards": rollouts.summary(),
             "groups": [
                 {
-                    "task": group[0].episode.competition.id,
+                    "task": task,
                     "source": label,
                     "weight": score.weight,
                     "rewards": score.rewards,
                 }
-                for group, label, score in zip(
-                    rollouts.groups, rollouts.group_labels, rollouts.group_scores, strict=True
-                )
+                for task, label, score in zip(rollouts.tasks, rollouts.group_labels, rollouts.group_scores, strict=True)
             ],
             "corrections": corrections,
             "update": update,
@@ -370,6 +354,29 @@ class GRPOTrainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
         return summary
+
+
+def _default_collector(config: GRPOConfig, competitions: Sequence[Competition] | None) -> RolloutCollector:
+    """The collector of `config.task`: the competitions of its split, or its LIBERO tasks."""
+    if config.task == "libero":
+        if competitions is not None:
+            raise ValueError("competitions are for code tasks; a LIBERO run takes its tasks from config.libero")
+        from wmrl_agents.libero.rollouts import LiberoRollouts
+
+        return LiberoRollouts.from_config(config)
+    if competitions is None:
+        from wmrl_tasks.mledojo.catalog import load_competitions
+
+        competitions = load_competitions(config.split, config.data_root)
+    return CodeRollouts(
+        competitions,
+        groups_per_step=config.groups_per_step,
+        group_size=config.group_size,
+        max_turns=config.max_turns,
+        limits=limits_of(config),
+        temperature=config.temperature,
+        top_p=config.top_p,
+    )
 
 
 def _old_logprobs(trajectory: Trajectory) -> torch.Tensor:

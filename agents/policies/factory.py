@@ -2,10 +2,13 @@
 
 Specs: ``"program"`` is the CPU program policy (the embedded default: no GPU, no model
 weights); ``"hf:PATH"`` is a causal LM with a chat template, loaded with transformers
-from a local folder or a model id. A checkpoint stores a policy's kind and its
-``config()`` (the constructor arguments), so `policy_from_config` can rebuild the very
-policy it saved before loading its weights. Policies are imported on use: the program
-policy needs torch only, the LM policy transformers too.
+from a local folder or a model id; ``"tiny-vla"`` is the small CPU VLA for LIBERO (the
+embedded default there); ``"minivla:PATH"`` is MiniVLA loaded from a local Prismatic run
+folder with openvla-mini's `prismatic` package. A checkpoint stores a policy's kind and
+its ``config()`` (the constructor arguments), so `policy_from_config` can rebuild the
+very policy it saved before loading its weights. Policies are imported on use: the
+program policy and the tiny VLA need torch only, the LM policy transformers too,
+MiniVLA `prismatic`.
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ from wmrl_agents.policy import Policy
 
 __all__ = ["KINDS", "describe_policy", "make_policy", "max_tokens_per_turn", "policy_from_config"]
 
-KINDS = ("program", "hf")
+KINDS = ("program", "hf", "tiny-vla", "minivla")
 """Policy kinds this factory builds and rebuilds."""
 
 
 def make_policy(spec: str, *, seed: int = 0, options: Mapping[str, Any] | None = None) -> Policy:
-    """The policy named by `spec` ("program" or "hf:PATH"); `options` are its constructor settings.
+    """The policy named by `spec` ("program", "hf:PATH", "tiny-vla" or "minivla:PATH"); `options` are its settings.
 
     >>> make_policy("program", seed=0).name  # doctest: +SKIP
     'program'
@@ -36,7 +39,18 @@ def make_policy(spec: str, *, seed: int = 0, options: Mapping[str, Any] | None =
         from wmrl_agents.policies.hf import HFPolicy, HFPolicyConfig
 
         return HFPolicy.from_pretrained(spec[3:], HFPolicyConfig.from_dict(options) if options else None)
-    raise ValueError(f"unknown policy {spec!r}; use 'program' (the CPU program policy) or 'hf:PATH' (a causal LM)")
+    if spec == "tiny-vla":
+        from wmrl_agents.policies.vla.tiny import TinyVLAPolicy
+
+        return TinyVLAPolicy.from_config({"seed": seed, **options})
+    if spec.startswith("minivla:") and len(spec) > 8:
+        from wmrl_agents.policies.vla.minivla import MiniVLAPolicy
+
+        return MiniVLAPolicy.from_checkpoint(spec[8:], **options)
+    raise ValueError(
+        f"unknown policy {spec!r}; use 'program' (the CPU program policy), 'hf:PATH' (a causal LM), "
+        "'tiny-vla' (the CPU VLA for LIBERO) or 'minivla:PATH' (a MiniVLA run folder)"
+    )
 
 
 def describe_policy(policy: Policy) -> dict[str, Any] | None:
@@ -58,19 +72,33 @@ def policy_from_config(kind: str, config: Mapping[str, Any]) -> Policy:
         from wmrl_agents.policies.hf import HFPolicy
 
         return HFPolicy.from_config(config)
+    if kind == "tiny-vla":
+        from wmrl_agents.policies.vla.tiny import TinyVLAPolicy
+
+        return TinyVLAPolicy.from_config(config)
+    if kind == "minivla":
+        from wmrl_agents.policies.vla.minivla import MiniVLAPolicy
+
+        return MiniVLAPolicy.from_config(config)
     raise ValueError(f"unknown policy kind {kind!r}; this wmrl rebuilds {', '.join(KINDS)}")
 
 
 def max_tokens_per_turn(policy: Policy) -> int | None:
     """The most tokens the policy samples in one turn (Dr. GRPO's normaliser per turn), if it has a fixed cap.
 
-    The program policy samples one token per recipe factor; the LM policy at most ``max_new_tokens``.
+    The program policy samples one token per recipe factor; the LM policy at most ``max_new_tokens``; a VLA
+    (tiny-vla, minivla) one token per action dimension per control step, 7: a LIBERO trajectory is one turn of
+    many steps, so its collector multiplies this by the episode's horizon.
     """
     kind = _kind(policy)
     if kind == "program":
         from wmrl_agents.policies.program import FACTORS
 
         return len(FACTORS)
+    if kind in ("tiny-vla", "minivla"):
+        from wmrl_agents.policies.vla.base import ACTION_DIM
+
+        return ACTION_DIM
     cap = getattr(getattr(policy, "settings", None), "max_new_tokens", None) if kind == "hf" else None
     return cap if isinstance(cap, int) and cap > 0 else None
 
@@ -81,4 +109,8 @@ def _kind(policy: Policy) -> str | None:
         return "program"
     if module.startswith("wmrl_agents.policies.hf"):
         return "hf"
+    if module == "wmrl_agents.policies.vla.tiny":
+        return "tiny-vla"
+    if module == "wmrl_agents.policies.vla.minivla":
+        return "minivla"
     return None

@@ -15,9 +15,7 @@ correlates with success, then calibrate it on anchors.
 
 from __future__ import annotations
 
-import re
 import time
-import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -31,6 +29,8 @@ from wmrl_envs.errors import WmrlError
 from wmrl_envs.world_models.base import Prediction
 
 from .frames import DEFAULT_N_FRAMES, sample_frames
+from .image_encoder import small_image_encoder
+from .instruction_words import instruction_word_ids
 from .rollout import EpisodeRollout
 
 __all__ = ["ProgressExample", "ProgressModelConfig", "ProgressModelFileError", "TinyProgressModel", "progress_examples"]
@@ -244,8 +244,7 @@ class TinyProgressModel:
 
     def _words(self, instruction: str) -> list[int]:
         """Hashed word ids (a stable hash, so a saved model reads instructions the same way after reloading)."""
-        tokens = re.findall(r"[a-z0-9]+", instruction.lower()) or [""]
-        return [zlib.crc32(token.encode()) % self.config.text_buckets for token in tokens]
+        return instruction_word_ids(instruction, self.config.text_buckets)
 
 
 class _ProgressNet(nn.Module):
@@ -254,16 +253,7 @@ class _ProgressNet(nn.Module):
     def __init__(self, config: ProgressModelConfig) -> None:
         super().__init__()
         c1, c2 = config.channels
-        self.encoder = nn.Sequential(
-            nn.Conv2d(3, c1, kernel_size=5, stride=2, padding=2),
-            nn.ReLU(),
-            nn.Conv2d(c1, c2, kernel_size=3, stride=2, padding=1),
-            nn.ReLU(),
-            nn.Conv2d(c2, c2, kernel_size=3, stride=2, padding=1),
-            nn.ReLU(),
-            nn.AdaptiveAvgPool2d(2),
-            nn.Flatten(),
-        )
+        self.encoder = small_image_encoder((c1, c2, c2))
         self.text = nn.EmbeddingBag(config.text_buckets, config.hidden, mode="mean")
         self.head = nn.Sequential(
             nn.Linear(config.n_frames * c2 * 4 + config.hidden, config.hidden),

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from wmrl_envs.rewards import Rollout, Score
+from wmrl_envs.rewards import Score
 from wmrl_envs.world_models.base import PredictedStatus, Prediction, predict_each
 
 from .frames import sample_frames
@@ -38,7 +38,7 @@ class TerminalSuccess:
 
     name = "real"
 
-    def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
+    def score(self, batch: Sequence[EpisodeRollout]) -> list[Score | None]:
         """The simulator's verdict on every episode of `batch`."""
         return [self._score_one(_episode(rollout, i)) for i, rollout in enumerate(batch)]
 
@@ -72,7 +72,7 @@ class ProgressWorldModel:
         self.predictor = predictor
         self.workers = workers
 
-    def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
+    def score(self, batch: Sequence[EpisodeRollout]) -> list[Score | None]:
         """Predicted progress of every episode, clipped to [0, 1]; None where the predictor had no usable answer."""
         episodes = [_episode(rollout, i) for i, rollout in enumerate(batch)]
         if not episodes:
@@ -122,7 +122,7 @@ class ProgressWorldModel:
         )
 
 
-def _episode(rollout: Rollout, index: int) -> EpisodeRollout:
+def _episode(rollout: object, index: int) -> EpisodeRollout:
     if not isinstance(rollout, EpisodeRollout):
         raise TypeError(
             f"batch item {index} is a {type(rollout).__name__}; LIBERO's reward sources score EpisodeRollouts "

@@ -1,12 +1,11 @@
 """A finished LIBERO episode as something reward sources can score.
 
-The reward sources and `Corrected` score `Rollout`s. For code tasks a rollout is a
-competition and a program; for LIBERO it is an episode: the instruction, the
-camera frames the policy produced, and whether the simulator judged it a success
-(the trusted, sparse anchor). `EpisodeRollout` is a `Rollout` so it goes through
-the same `Corrected` source; its ``competition`` and ``code`` fields stay empty
-(a LIBERO solution is a trajectory, not a program), so it must only be given to
-LIBERO's sources (`TerminalSuccess`, `ProgressWorldModel`).
+The reward contract is generic over what it scores. For code tasks a rollout is a
+competition and a program (`wmrl_envs.rewards.Rollout`); for LIBERO it is an
+episode: the instruction, the camera frames the policy produced, and whether the
+simulator judged it a success (the trusted, sparse anchor). `Corrected` passes
+either through untouched to its two sources, here `TerminalSuccess` and
+`ProgressWorldModel`, which accept only episodes.
 """
 
 from __future__ import annotations
@@ -15,21 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wmrl_envs.rewards import Rollout
-
 __all__ = ["EpisodeRollout"]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class EpisodeRollout(Rollout):
+class EpisodeRollout:
     """One episode: its task, instruction, third-person frames (T, H, W, 3) uint8 and terminal success.
 
     `success` is None when the simulator's verdict is unknown (the episode broke off); `init_state` is the index of
     the official initial state it started from.
     """
 
-    competition: None = None
-    code: str = ""
     task: str
     instruction: str
     frames: np.ndarray

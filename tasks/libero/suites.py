@@ -24,6 +24,7 @@ __all__ = [
     "N_INIT_STATES",
     "N_TRAIN_INIT_STATES",
     "SUITES",
+    "TASKS_PER_SUITE",
     "LiberoTask",
     "check_suite",
     "load_task",
@@ -40,6 +41,8 @@ EPISODE_LIMITS = {
 """Steps per episode in LIBERO's evaluation protocol (the longest demonstration of the suite, plus a margin)."""
 
 SUITES = tuple(EPISODE_LIMITS)
+TASKS_PER_SUITE = {suite: 90 if suite == "libero_90" else 10 for suite in SUITES}
+"""Tasks in each suite (LIBERO's default task order)."""
 N_INIT_STATES = 50
 N_TRAIN_INIT_STATES = 16
 INIT_STATE_SETS = ("train", "eval")

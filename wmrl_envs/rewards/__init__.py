@@ -9,6 +9,7 @@ from wmrl_envs.rewards.base import (
     RewardSource,
     Rollout,
     Score,
+    code_rollouts,
 )
 from wmrl_envs.rewards.corrected import Corrected
 from wmrl_envs.rewards.real import RealExecution
@@ -25,5 +26,6 @@ __all__ = [
     "Rollout",
     "Score",
     "WorldModel",
+    "code_rollouts",
     "group_advantages",
 ]

@@ -1,8 +1,11 @@
 """The reward-source contract: score a batch of rollouts, or say it could not.
 
 Real execution, a world model and the corrected mix all answer the same question for a
-batch of (competition, solution) rollouts, so environments, trainers and other RL code
-can swap one for another. ``None`` means "could not score" (an infrastructure failure,
+batch of rollouts, so environments, trainers and other RL code can swap one for another.
+What a rollout is depends on the task family: a `Rollout` (competition, program) for
+code tasks, an episode (``wmrl_tasks.libero.EpisodeRollout``) for LIBERO. The contract
+is generic over it; `Corrected` passes items through untouched, and each concrete
+source checks that it was given the kind it scores. ``None`` means "could not score" (an infrastructure failure,
 a world model with no answer): it is excluded from advantages, never turned into 0.
 An invalid or crashing solution is not "could not score": it is a real outcome worth 0.
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.outcome import Outcome
@@ -30,6 +33,7 @@ __all__ = [
     "RewardSource",
     "Rollout",
     "Score",
+    "code_rollouts",
 ]
 
 ANCHOR = "anchor"
@@ -38,13 +42,29 @@ WORLD_MODEL = "world_model"
 """A group scored by the (calibrated) world model only."""
 GROUP_SOURCES = (ANCHOR, WORLD_MODEL)
 
+ItemT_contra = TypeVar("ItemT_contra", contravariant=True)
+"""What a source scores: `Rollout` for code tasks, an episode for LIBERO."""
+
 
 @dataclass(frozen=True)
 class Rollout:
-    """One solution to score: the competition and the program text."""
+    """One code-task solution to score: the competition and the program text."""
 
     competition: Competition
     code: str
+
+
+def code_rollouts(batch: Sequence[Any], source: str) -> list[Rollout]:
+    """`batch` as a list of code `Rollout`s; a clear TypeError naming the first item that is something else."""
+    items = list(batch)
+    for i, item in enumerate(items):
+        if not isinstance(item, Rollout):
+            raise TypeError(
+                f"{source} scores code rollouts (wmrl_envs.rewards.Rollout), but batch item {i} is a "
+                f"{type(item).__name__}; LIBERO episodes are scored by wmrl_tasks.libero's TerminalSuccess and "
+                f"ProgressWorldModel"
+            )
+    return items
 
 
 @dataclass(frozen=True)
@@ -60,12 +80,12 @@ class Score:
 
 
 @runtime_checkable
-class RewardSource(Protocol):
+class RewardSource(Protocol[ItemT_contra]):
     """Anything that scores rollouts: one `Score` or `None` per item, in order."""
 
     name: str
 
-    def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
+    def score(self, batch: Sequence[ItemT_contra]) -> list[Score | None]:
         """Score every rollout of `batch`; `None` for an item that could not be scored."""
         ...
 
@@ -99,9 +119,9 @@ class GroupScore:
 
 
 @runtime_checkable
-class GroupRewardSource(RewardSource, Protocol):
+class GroupRewardSource(RewardSource[ItemT_contra], Protocol[ItemT_contra]):
     """A reward source that scores whole groups together (anchors, calibration and weights are per group)."""
 
-    def score_groups(self, groups: Sequence[Sequence[Rollout]], step: int | None = None) -> list[GroupScore]:
+    def score_groups(self, groups: Sequence[Sequence[ItemT_contra]], step: int | None = None) -> list[GroupScore]:
         """Score every group of one training step; one `GroupScore` per group, in order."""
         ...

@@ -68,7 +68,6 @@ from wmrl_envs.rewards.base import (
     WORLD_MODEL,
     GroupScore,
     RewardSource,
-    Rollout,
     Score,
 )
 
@@ -122,13 +121,13 @@ class Corrected:
         )
         self._next_step = 0
 
-    def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
+    def score(self, batch: Sequence[Any]) -> list[Score | None]:
         """Score `batch` as one group at the next step (so always as an anchor; see the module docstring)."""
         if not batch:
             return []
         return self.score_groups([batch])[0].scores
 
-    def score_groups(self, groups: Sequence[Sequence[Rollout]], step: int | None = None) -> list[GroupScore]:
+    def score_groups(self, groups: Sequence[Sequence[Any]], step: int | None = None) -> list[GroupScore]:
         """Score one training step's groups; `step` defaults to one past the last step scored (steps must increase)."""
         groups = [_checked_group(group, g) for g, group in enumerate(groups)]
         step = self._next_step if step is None else step
@@ -196,7 +195,7 @@ class Corrected:
         return results
 
     def _score_both(
-        self, groups: list[list[Rollout]], anchors: set[int]
+        self, groups: list[list[Any]], anchors: set[int]
     ) -> tuple[list[list[Score | None]], list[list[Score | None]]]:
         """Real scores of anchor groups (empty lists elsewhere) and world-model scores of all groups, concurrently."""
         anchor_batch = [r for g in sorted(anchors) for r in groups[g]]
@@ -246,17 +245,21 @@ class Corrected:
         self._next_step = next_step
 
 
-def _checked_group(group: Sequence[Rollout], index: int) -> list[Rollout]:
-    if isinstance(group, (Rollout, str, bytes)):
-        raise TypeError(f"group {index} must be a sequence of Rollouts, got a single {type(group).__name__}")
+def _checked_group(group: Sequence[Any], index: int) -> list[Any]:
+    """The group as a list; what kind of rollout its items are is for the two sources to check."""
+    if not isinstance(group, Sequence) or isinstance(group, (str, bytes)):
+        raise TypeError(f"group {index} must be a sequence of rollouts, got a single {type(group).__name__}")
     items = list(group)
     for i, item in enumerate(items):
-        if not isinstance(item, Rollout):
-            raise TypeError(f"group {index} item {i} must be a Rollout, got {type(item).__name__}")
+        if item is None or isinstance(item, (str, bytes, Sequence)):
+            raise TypeError(
+                f"group {index} item {i} must be one rollout (a Rollout, or an EpisodeRollout for LIBERO), "
+                f"got {type(item).__name__}"
+            )
     return items
 
 
-def _score_with(source: RewardSource, batch: list[Rollout], role: str) -> list[Score | None]:
+def _score_with(source: RewardSource[Any], batch: list[Any], role: str) -> list[Score | None]:
     """`source.score(batch)`, checked: one entry per rollout; NaN/inf become None, values clipped to [0, 1]."""
     if not batch:
         return []

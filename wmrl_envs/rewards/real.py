@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from wmrl_envs.grading import Grader
 from wmrl_envs.outcome import execute_and_grade
-from wmrl_envs.rewards.base import Rollout, Score
+from wmrl_envs.rewards.base import Rollout, Score, code_rollouts
 from wmrl_envs.sandbox import make_executor
 from wmrl_envs.sandbox.base import Executor, Limits, Status
 
@@ -61,6 +61,7 @@ class RealExecution:
 
     def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
         """Run and grade every rollout; `None` where the sandbox itself failed."""
+        batch = code_rollouts(batch, type(self).__name__)
         with ThreadPoolExecutor(max_workers=min(self.workers, max(1, len(batch)))) as pool:
             return list(pool.map(self.score_one, batch))
 

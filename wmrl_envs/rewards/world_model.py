@@ -24,7 +24,7 @@ from typing import Any
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.grading.leaderboard import Leaderboard
-from wmrl_envs.rewards.base import Rollout, Score
+from wmrl_envs.rewards.base import Rollout, Score, code_rollouts
 from wmrl_envs.world_models.base import (
     PredictedStatus,
     Prediction,
@@ -62,6 +62,7 @@ class WorldModel:
 
     def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
         """Predict every rollout (through `predict_batch` when the predictor has it); None where it could not."""
+        batch = code_rollouts(batch, type(self).__name__)
         if not batch:
             return []
         predictions = predict_each(self.predictor, [(r.competition, r.code) for r in batch], self.workers)

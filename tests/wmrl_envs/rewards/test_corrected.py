@@ -194,7 +194,7 @@ def test_steps_default_to_the_next_one_and_must_increase(world) -> None:
     assert corrected.score_groups(groups)[0].diagnostics["step"] == 6
     with pytest.raises(ValueError, match="strictly increase"):
         corrected.score_groups(groups, step=6)
-    with pytest.raises(TypeError, match="must be a Rollout"):
+    with pytest.raises(TypeError, match="must be one rollout"):
         corrected.score_groups([["not a rollout"]])
 
 

@@ -7,6 +7,7 @@ Corrected, not the predictor, is under test.
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 from wmrl_tasks.mledojo.pool.baselines import baseline_code
@@ -117,3 +118,31 @@ def test_corrected_on_real_rollouts_anchors_real_scores_bounded_weights_none_exc
     last = scored[0].diagnostics
     assert last["calibrated"] and last["n_pairs"] >= 6
     assert last["residual_variance"] is not None and 0.0 < last["realized_anchor_fraction"] <= 1.0
+
+
+class Timed:
+    """Records when a source's scoring call started and ended (the source itself runs unchanged)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.calls = inner, inner.name, []
+
+    def score(self, batch):
+        began = time.monotonic()
+        scores = self.inner.score(batch)
+        self.calls.append((began, time.monotonic()))
+        return scores
+
+
+@pytest.mark.slow
+def test_world_model_predictions_do_not_wait_for_the_anchor_groups_real_runs(pool_root) -> None:
+    competition = read_competition(pool_root / TASK)
+    slow = "import time\ntime.sleep(3)\n" + baseline_code(TASK)
+    real = Timed(RealExecution(limits=Limits(wall_time_s=120), workers=2))
+    world_model = Timed(WorldModel(TelltalePredictor()))
+    corrected = Corrected(real, world_model, scheduler=AnchorScheduler(fraction=0.1, seed=0))
+    groups = [[Rollout(competition, slow)] * 2 for _ in range(4)]
+    scored = corrected.score_groups(groups)
+    assert sum(g.source == ANCHOR for g in scored) == 1
+    (real_start, real_end), (wm_start, wm_end) = real.calls[0], world_model.calls[0]
+    assert wm_start < real_end and wm_end < real_end, "the world model's scoring overlapped the anchor runs"
+    assert real_end - real_start >= 3.0, "the anchor runs really executed (each sleeps 3 s)"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from wmrl_tasks.mledojo.pool.baselines import baseline_code
+from wmrl_tasks.mledojo.readers import read_competition
 
 from wmrl_envs.rewards import RealExecution, RewardSource, Rollout
 from wmrl_envs.sandbox import Limits
-from wmrl_tasks.mledojo.pool.baselines import baseline_code
-from wmrl_tasks.mledojo.readers import read_competition
 
 TASK = "telco-customer-churn"
 

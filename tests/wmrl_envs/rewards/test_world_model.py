@@ -155,3 +155,9 @@ def test_any_float_prediction_scores_in_the_unit_interval_or_none(tmp_path_facto
     for prediction in (Prediction(position=position), Prediction(metric=metric)):
         (score,) = WorldModel(Scripted({"c": prediction})).score([Rollout(competition, "c")])
         assert score is None or 0.0 <= score.value <= 1.0
+
+
+def test_something_other_than_a_code_rollout_is_refused_by_name(competition) -> None:
+    source = WorldModel(Scripted({}))
+    with pytest.raises(TypeError, match="batch item 1 is a dict.*LIBERO"):
+        source.score([Rollout(competition, "code"), {"frames": []}])

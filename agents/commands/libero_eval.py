@@ -1,0 +1,116 @@
+"""``wmrl libero-eval``: success rate of a VLA over LIBERO's official initial states, written as leaderboard files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_command"]
+
+_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10", "libero_90")
+
+
+def add_command(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``wmrl libero-eval`` to the ``wmrl`` command."""
+    cmd = subparsers.add_parser(
+        "libero-eval",
+        help="evaluate a VLA on LIBERO: success rate over the 50 official initial states per task (avg@K)",
+        description="Run a VLA K times from every initial state of the chosen tasks and write "
+        "<name>.json, .csv and .md leaderboard files (the code benchmark's columns).",
+    )
+    cmd.add_argument(
+        "--policy", default="tiny-vla", help="tiny-vla | minivla:PATH | checkpoint:DIR (default: tiny-vla)"
+    )
+    cmd.add_argument("--suite", default="libero_spatial", choices=_SUITES)
+    cmd.add_argument("--tasks", default="0", help="task ids, comma-separated, or 'all' (default: 0)")
+    cmd.add_argument("--k", type=int, default=1, help="attempts per initial state (default: 1, greedy)")
+    cmd.add_argument(
+        "--temperature", type=float, default=None, help="sampling temperature (default: 0 for K=1, else 1)"
+    )
+    cmd.add_argument("--init-states", default="eval", help="'eval' (all 50), 'train' (first 16) or indices 0,3,7")
+    cmd.add_argument("--seed", type=int, default=0, help="base seed of every episode's env seed and sampler")
+    cmd.add_argument("--horizon", type=int, default=None, help="steps per episode (default: the suite's limit)")
+    cmd.add_argument("--image-size", type=int, default=128, help="camera size in pixels (default: 128)")
+    cmd.add_argument("--parallel-envs", type=int, default=8, help="simulators stepped in lockstep (default: 8)")
+    cmd.add_argument("--assets-dir", default=None, help="LIBERO's asset folder (default: $WMRL_LIBERO_ASSETS)")
+    cmd.add_argument("--out-dir", type=Path, default=Path("leaderboards"), help="where the files go")
+    cmd.add_argument("--name", default=None, help="file name stem (default: libero-<policy>-<suite>-k<K>)")
+    cmd.add_argument("--json", action="store_true", help="print the result as JSON instead of a table")
+    cmd.set_defaults(func=run_libero_eval)
+
+
+def run_libero_eval(args: argparse.Namespace) -> int:
+    """Build the policy, evaluate it, print the table and write the leaderboard files."""
+    from wmrl_agents.libero.evaluate import evaluate_vla
+    from wmrl_agents.libero.leaderboard import write_libero_leaderboard
+    from wmrl_tasks.libero.suites import TASKS_PER_SUITE
+
+    from wmrl_envs import console
+
+    policy = _policy(args.policy, args.seed)
+    task_ids = _task_ids(args.tasks, TASKS_PER_SUITE[args.suite])
+    result = evaluate_vla(
+        policy,
+        policy_spec=args.policy,
+        suite=args.suite,
+        task_ids=task_ids,
+        k=args.k,
+        seed=args.seed,
+        init_states=_init_states(args.init_states),
+        temperature=args.temperature,
+        horizon=args.horizon,
+        image_size=args.image_size,
+        parallel_envs=args.parallel_envs,
+        assets_dir=args.assets_dir,
+        command=shlex.join(["wmrl", *sys.argv[1:]]),
+    )
+    paths = write_libero_leaderboard(result, args.out_dir, args.name)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    rows = [
+        {"task": t.task, "episodes": t.episodes, "success rate": f"{t.avg_at_k:.3f}", "best of K": f"{t.best_of_k:.3f}"}
+        for t in result.tasks
+    ]
+    console.table(f"{args.policy} on {args.suite}: success rate avg@{args.k} = {result.avg_at_k:.3f}", rows)
+    console.note("files: " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _policy(spec: str, seed: int) -> Any:
+    kind, _, target = spec.partition(":")
+    if kind == "checkpoint":
+        from wmrl_agents.grpo.checkpoint import load_policy_from_checkpoint
+
+        if not target or not Path(target).expanduser().exists():
+            raise FileNotFoundError(f"checkpoint {target!r} does not exist; pass a folder written by `wmrl train`")
+        return load_policy_from_checkpoint(Path(target).expanduser())
+    from wmrl_agents.policies.factory import make_policy
+
+    return make_policy(spec, seed=seed)
+
+
+def _task_ids(text: str, available: int) -> list[int]:
+    if text == "all":
+        return list(range(available))
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"--tasks must be comma-separated task ids or 'all', got {text!r}") from None
+    bad = [i for i in ids if not 0 <= i < available]
+    if not ids or bad:
+        raise ValueError(f"--tasks must name tasks in [0, {available - 1}] of the suite, got {text!r}")
+    return ids
+
+
+def _init_states(text: str) -> str | list[int]:
+    if text in ("eval", "train"):
+        return text
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--init-states must be 'eval', 'train' or comma-separated indices, got {text!r}") from None

@@ -1,0 +1,1 @@
+"""The VLA side of the reference agent on LIBERO: lockstep episodes, GRPO rollouts, reward sources, evaluation."""

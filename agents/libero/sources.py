@@ -1,0 +1,48 @@
+"""LIBERO's reward sources for a training run: terminal success, a progress world model, or both corrected.
+
+``reward: real`` scores an episode by the simulator's verdict (`TerminalSuccess`),
+``world-model`` by predicted progress over sampled frames (`ProgressWorldModel`),
+and ``corrected`` is WMRL: anchor groups get terminal success, the rest calibrated
+progress, through the same `Corrected` and the same corrections config as code.
+
+Progress models by spec: ``tiny-progress:PATH`` (a `TinyProgressModel` saved with
+``save``) or ``progress-http:URL`` (an external model such as Robometer behind
+`HTTPProgressModel`'s JSON protocol).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wmrl_agents.grpo.config import ConfigError, GRPOConfig
+from wmrl_agents.grpo.sources import corrected_source
+from wmrl_tasks.libero import HTTPProgressModel, ProgressPredictor, ProgressWorldModel, TerminalSuccess
+
+from wmrl_envs.rewards import RewardSource
+
+__all__ = ["build_libero_source", "build_progress_model"]
+
+
+def build_libero_source(config: GRPOConfig, predictor: ProgressPredictor | None = None) -> RewardSource:
+    """The source `config.reward` names for LIBERO episodes; `predictor` overrides `config.world_model`."""
+    if config.reward == "real":
+        return TerminalSuccess()
+    world_model = ProgressWorldModel(predictor if predictor is not None else build_progress_model(config.world_model))
+    if config.reward == "world-model":
+        return world_model
+    return corrected_source(config, TerminalSuccess(), world_model)
+
+
+def build_progress_model(spec: str) -> ProgressPredictor:
+    """The progress model named by `spec`: "tiny-progress:PATH" or "progress-http:URL"."""
+    kind, _, rest = spec.partition(":")
+    if kind == "tiny-progress" and rest:
+        from wmrl_tasks.libero import TinyProgressModel
+
+        return TinyProgressModel.load(Path(rest))
+    if kind == "progress-http" and rest:
+        return HTTPProgressModel(rest)
+    raise ConfigError(
+        f"world model {spec!r} is not a LIBERO progress model; use 'tiny-progress:PATH' (a TinyProgressModel file) "
+        "or 'progress-http:URL' (an external progress model such as Robometer over HTTP)"
+    )

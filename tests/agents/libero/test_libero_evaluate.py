@@ -1,0 +1,68 @@
+"""LIBERO evaluation: success rates per initial state, avg@K, and leaderboard files in the code benchmark's columns."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from wmrl_agents.bench.files import CSV_COLUMNS
+from wmrl_agents.libero.evaluate import evaluate_vla
+from wmrl_agents.libero.leaderboard import write_libero_leaderboard
+from wmrl_agents.policies.vla.tiny import TinyVLAConfig, TinyVLAPolicy
+
+
+@pytest.fixture(scope="module")
+def result(libero_assets):
+    return evaluate_vla(
+        TinyVLAPolicy(TinyVLAConfig(image_size=32)),
+        policy_spec="tiny-vla",
+        suite="libero_spatial",
+        task_ids=[0],
+        k=2,
+        init_states=[0, 3],
+        horizon=3,
+        image_size=32,
+        cameras=("image",),
+        parallel_envs=2,
+        assets_dir=str(libero_assets),
+    )
+
+
+def test_every_initial_state_is_attempted_k_times_and_counted(result) -> None:
+    (task,) = result.tasks
+    assert task.task == "libero_spatial/0" and task.instruction
+    assert task.episodes == 4 and set(task.per_state) == {0, 3}
+    assert all(0 <= n <= 2 for n in task.per_state.values())
+    assert task.avg_at_k == task.successes / 4 and task.mean_steps <= 3
+    assert result.meta.k == 2 and result.meta.temperature == 1.0 and result.meta.horizon == 3
+    assert result.avg_at_k == task.avg_at_k
+
+
+def test_leaderboard_files_share_the_code_benchmarks_columns(result, tmp_path: Path) -> None:
+    paths = write_libero_leaderboard(result, tmp_path)
+    assert paths["json"].name == "libero-tiny-vla-libero_spatial-k2.json"
+    with paths["csv"].open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert [r["scope"] for r in rows] == ["task", "overall"]
+    assert rows[-1]["name"] == "libero_spatial" and float(rows[-1]["avg_at_k"]) == result.avg_at_k
+    data = json.loads(paths["json"].read_text())
+    assert data["tasks"][0]["per_state"].keys() == {"0", "3"}
+    assert "| libero_spatial/0 |" in paths["md"].read_text()
+    with pytest.raises(ValueError, match="plain file name"):
+        write_libero_leaderboard(result, tmp_path, name="../escape")
+
+
+def test_wmrl_libero_eval_writes_the_files_and_refuses_a_task_outside_the_suite(libero_assets, tmp_path) -> None:
+    base = [sys.executable, "-m", "wmrl_envs.cli", "libero-eval", "--suite", "libero_spatial", "--init-states", "1"]
+    base += ["--horizon", "2", "--image-size", "32", "--assets-dir", str(libero_assets), "--out-dir", str(tmp_path)]
+    done = subprocess.run([*base, "--tasks", "0", "--json"], check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tasks"][0]["episodes"] == 1
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".csv", ".json", ".md"]
+    bad = subprocess.run([*base, "--tasks", "12"], check=False, capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "[0, 9]" in bad.stderr
