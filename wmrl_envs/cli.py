@@ -12,19 +12,14 @@ import json
 import pkgutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from wmrl_envs import console
 from wmrl_envs.errors import WmrlError
-from wmrl_envs.sandbox.factory import BACKENDS
+from wmrl_envs.executor_flags import add_executor_flags, executor_from_flags
 
 __all__ = ["main"]
-
-EXECUTOR_HELP = (
-    "sandbox backend (default: auto); ray runs on the Ray cluster at $RAY_ADDRESS, or on a local Ray "
-    'started on demand (pip install "wmrl[ray]")'
-)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--task", required=True, help="a task id, or the path of a competition folder")
     run.add_argument("solution", type=Path, help="the Python file to run")
     run.add_argument("--data-root", type=Path, default=None, help="a folder of prepared competitions")
-    run.add_argument("--executor", default="auto", choices=BACKENDS, help=EXECUTOR_HELP)
+    add_executor_flags(run)
     run.add_argument("--time-limit", type=float, default=1200.0, help="wall-clock budget in seconds")
     run.add_argument("--memory-mb", type=int, default=4096, help="memory limit in MB")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
@@ -62,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the pool's baseline solutions through the sandbox and grader")
     demo.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
-    demo.add_argument("--executor", default="auto", choices=BACKENDS, help=EXECUTOR_HELP)
+    add_executor_flags(demo)
     demo.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     demo.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
     demo.set_defaults(func=_cmd_demo)
@@ -90,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("--ids", nargs="*", default=None, help="only these competition ids")
     collect.add_argument("--data-root", type=Path, default=None, help="a folder of prepared pool competitions")
-    collect.add_argument("--executor", default="auto", choices=BACKENDS, help=EXECUTOR_HELP)
+    add_executor_flags(collect)
     collect.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     collect.add_argument("--time-limit", type=float, default=600.0, help="wall-clock budget of one run in seconds")
     collect.set_defaults(func=_cmd_wm_collect)
@@ -101,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_agent_commands(sub: argparse._SubParsersAction) -> None:
     """Add the subcommands of `wmrl_agents.commands` (train, bench, compare): one module each, found by name."""
-    import wmrl_agents.commands as commands
+    from wmrl_agents import commands
 
     for module in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         importlib.import_module(f"{commands.__name__}.{module.name}").add_command(sub)
@@ -131,15 +126,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from wmrl_tasks.mledojo.catalog import select_competition
 
     from wmrl_envs.outcome import execute_and_grade
-    from wmrl_envs.sandbox import make_executor
     from wmrl_envs.sandbox.base import Limits
 
     if not args.solution.is_file():
         raise FileNotFoundError(f"solution file {args.solution} does not exist")
     code = args.solution.read_text(encoding="utf-8", errors="replace")
     competition = select_competition(args.task, args.data_root)
-    limits = Limits(wall_time_s=args.time_limit, memory_mb=args.memory_mb)
-    executor = make_executor(args.executor)
+    executor, limits = executor_from_flags(args, Limits(wall_time_s=args.time_limit, memory_mb=args.memory_mb))
     with tempfile.TemporaryDirectory(prefix="wmrl-run-") as workdir:
         outcome = execute_and_grade(competition, code, executor, limits, Path(workdir))
     if args.log is not None:
@@ -162,12 +155,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
     from wmrl_envs.outcome import execute_and_grade
-    from wmrl_envs.sandbox import make_executor
     from wmrl_envs.sandbox.base import Limits
 
     competitions = load_competitions(args.split)
-    executor = make_executor(args.executor)
-    limits = Limits(wall_time_s=600)
+    executor, limits = executor_from_flags(args, Limits(wall_time_s=600))
 
     def run_one(competition):
         with tempfile.TemporaryDirectory(prefix="wmrl-demo-") as workdir:
@@ -251,7 +242,8 @@ def _cmd_wm_collect(args: argparse.Namespace) -> int:
     competitions = load_competitions(args.split, args.data_root, args.ids)
     items = [(c, name, code) for c in competitions for name, code in solution_variants(c, names).items()]
     log = ExecutionLog(args.out)
-    source = RealExecution(args.executor, Limits(wall_time_s=args.time_limit), workers=max(1, args.workers), log=log)
+    executor, limits = executor_from_flags(args, Limits(wall_time_s=args.time_limit))
+    source = RealExecution(executor, limits, workers=max(1, args.workers), log=log)
     scores = source.score([Rollout(c, code) for c, _, code in items])
     rows = [
         {

@@ -6,8 +6,9 @@ import argparse
 import json
 import shlex
 from pathlib import Path
+from typing import Any
 
-from wmrl_envs.sandbox.factory import BACKENDS
+from wmrl_envs.executor_flags import add_executor_flags, executor_from_flags, ray_flag_args
 
 __all__ = ["add_command"]
 
@@ -25,11 +26,17 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         required=True,
         help="program | checkpoint:DIR | hf:PATH | dir:PATH (solution files <task_id>/*.py or <task_id>.py)",
     )
+    bench.add_argument(
+        "--policy-options",
+        type=Path,
+        default=None,
+        help="YAML/JSON of an hf:PATH policy's settings, e.g. generation: server (docs/vllm.md)",
+    )
     bench.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
     bench.add_argument("--k", type=int, default=8, help="attempts per task (default: 8)")
     bench.add_argument("--seed", type=int, default=0, help="base seed of every attempt's generation seed")
     bench.add_argument("--ids", nargs="+", default=None, help="only these competition ids of the split")
-    bench.add_argument("--executor", default="auto", choices=BACKENDS, help="sandbox backend (default: auto)")
+    add_executor_flags(bench)
     bench.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     bench.add_argument("--max-turns", type=int, default=1, help="turns per attempt, feedback in between (default: 1)")
     bench.add_argument("--time-limit", type=float, default=1200.0, help="wall-clock budget of one run in seconds")
@@ -58,14 +65,14 @@ def run_bench(args: argparse.Namespace) -> int:
         if value < 1:
             raise ValueError(f"{flag} must be at least 1, got {value}")
     competitions = load_competitions(args.split, args.data_root, args.ids)
-    policy = resolve_policy(args.policy, seed=args.seed)
-    limits = Limits(wall_time_s=args.time_limit, memory_mb=args.memory_mb)
+    policy = resolve_policy(args.policy, seed=args.seed) if args.policy_options is None else _configured_policy(args)
+    executor, limits = executor_from_flags(args, Limits(wall_time_s=args.time_limit, memory_mb=args.memory_mb))
     result = evaluate_policy(
         policy,
         competitions,
         k=args.k,
         seed=args.seed,
-        executor=args.executor,
+        executor=executor,
         limits=limits,
         workers=args.workers,
         max_turns=args.max_turns,
@@ -97,8 +104,23 @@ def command_line(args: argparse.Namespace) -> str:
     parts += ["--seed", str(args.seed), "--executor", args.executor, "--workers", str(args.workers)]
     parts += ["--max-turns", str(args.max_turns), "--time-limit", f"{args.time_limit:g}"]
     parts += ["--memory-mb", str(args.memory_mb)]
+    parts += ray_flag_args(args)
     if args.ids:
         parts += ["--ids", *args.ids]
     if args.data_root is not None:
         parts += ["--data-root", str(args.data_root)]
+    if args.policy_options is not None:
+        parts += ["--policy-options", str(args.policy_options)]
     return shlex.join(parts)
+
+
+def _configured_policy(args: argparse.Namespace) -> Any:
+    """The ``hf:PATH`` policy built with the settings of ``--policy-options``."""
+    from wmrl_agents.policies.factory import make_policy
+    from wmrl_agents.policies.options_file import read_options_file
+
+    from wmrl_envs.errors import WmrlError
+
+    if not args.policy.startswith("hf:"):
+        raise WmrlError(f"--policy-options applies to hf:PATH policies, not {args.policy!r}")
+    return make_policy(args.policy, seed=args.seed, options=read_options_file(args.policy_options, "--policy-options"))

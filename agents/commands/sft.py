@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from wmrl_agents.commands.train import _read_mapping
+from wmrl_agents.policies.options_file import read_options_file
 
 from wmrl_envs import console
 from wmrl_envs.errors import WmrlError
@@ -61,7 +61,9 @@ def _cmd_sft(args: argparse.Namespace) -> int:
         weight_decay=args.weight_decay,
         seed=args.seed,
     )
-    policy = make_policy(args.policy, seed=args.seed, options=_read_mapping(args.policy_options, "--policy-options"))
+    policy = make_policy(
+        args.policy, seed=args.seed, options=read_options_file(args.policy_options, "--policy-options")
+    )
     if not isinstance(policy, VLAPolicy):
         raise WmrlError(f"wmrl sft trains VLA policies ('tiny-vla' or 'minivla:PATH'), not {args.policy!r}")
     demos = (demo for path in args.demos for demo in iter_demos(path, limit=args.max_demos))

@@ -14,15 +14,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wmrl_agents.policies.options_file import read_options_file
+
 from wmrl_envs import console
 from wmrl_envs.errors import WmrlError
+from wmrl_envs.executor_flags import add_executor_flags, ray_flags_given, ray_options
 
 __all__ = ["add_command"]
 
 
 def add_command(subparsers: argparse._SubParsersAction) -> None:
     """Add ``wmrl train`` to the ``wmrl`` parser."""
-    from wmrl_agents.grpo.config import EXECUTORS, PRESETS, REWARD_SOURCES
+    from wmrl_agents.grpo.config import PRESETS, REWARD_SOURCES
 
     train = subparsers.add_parser(
         "train",
@@ -45,7 +48,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--config", type=Path, default=None, help="YAML/JSON file of config keys over the preset")
     train.add_argument("--steps", type=int, default=None, help="training steps")
     train.add_argument("--seed", type=int, default=None, help="seed of tasks, generation and anchors")
-    train.add_argument("--executor", choices=EXECUTORS, default=None, help="sandbox of real runs")
+    add_executor_flags(train, default=None, shown="the config's, else auto")
     train.add_argument("--workers", type=int, default=None, help="real runs in parallel")
     train.add_argument("--eval-k", type=int, default=None, help="held-out avg@k before and after training (0: none)")
     train.add_argument("--out", type=Path, required=True, help="run folder (logs, checkpoints, summary)")
@@ -57,7 +60,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from wmrl_agents.grpo.checkpoint import latest_checkpoint
-    from wmrl_agents.grpo.sources import build_reward_source
+    from wmrl_agents.grpo.sources import build_reward_source, executor_of
     from wmrl_agents.grpo.trainer import GRPOTrainer
     from wmrl_agents.policies.factory import make_policy
 
@@ -72,23 +75,25 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
         log = ExecutionLog(args.execution_log)
     spec = args.policy or ("tiny-vla" if config.task == "libero" else "program")
-    policy = make_policy(spec, seed=config.seed, options=_read_mapping(args.policy_options, "--policy-options"))
-    trainer = GRPOTrainer(policy, config, out, reward_source=build_reward_source(config, log))
+    policy = make_policy(spec, seed=config.seed, options=read_options_file(args.policy_options, "--policy-options"))
+    executor = executor_of(config)
+    trainer = GRPOTrainer(policy, config, out, reward_source=build_reward_source(config, log, executor=executor))
     resumed = trainer.resume() if args.resume else None
     if args.resume:
         console.note(f"resuming from step {resumed}" if resumed is not None else "no checkpoint yet: starting afresh")
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2), encoding="utf-8")
-    evaluate = _held_out_evaluator(config) if config.eval_k > 0 else None
+    evaluate = _held_out_evaluator(config, executor) if config.eval_k > 0 else None
     try:
         summary = trainer.train(show=not args.json, evaluate=evaluate)
     except KeyboardInterrupt:
         console.error(f"interrupted at step {trainer.step}; continue with the same command and --resume")
         return 130
     finally:
-        close = getattr(trainer.collector, "close", None)
-        if callable(close):
-            close()
+        for resource in (trainer.collector, executor):
+            close = getattr(resource, "close", None)
+            if callable(close):
+                close()
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     else:
@@ -119,11 +124,15 @@ def _config(args: argparse.Namespace) -> Any:
     changes: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
     if args.anchor_fraction is not None:
         changes["corrections"] = {"anchor_fraction": args.anchor_fraction}
-    return config.replace(**changes) if changes else config
+    if ray_flags_given(args):
+        changes["ray"] = ray_flags_given(args)
+    config = config.replace(**changes) if changes else config
+    ray_options(args, config.executor)  # refuses --ray-* when the backend (from a flag or the config) is not ray
+    return config
 
 
-def _held_out_evaluator(config: Any) -> Any:
-    """held-out avg@k of a policy (via `wmrl_agents.bench`), or a note saying why it was skipped."""
+def _held_out_evaluator(config: Any, executor: Any) -> Any:
+    """held-out avg@k of a policy (via `wmrl_agents.bench`) run through `executor`, or a note saying why it was skipped."""
     if config.task == "libero":
         return _libero_evaluator(config)
     try:
@@ -144,7 +153,7 @@ def _held_out_evaluator(config: Any) -> Any:
             competitions,
             k=config.eval_k,
             seed=config.seed,
-            executor=config.executor,
+            executor=executor,
             limits=limits_of(config),
             workers=config.workers,
             max_turns=config.max_turns,
@@ -185,18 +194,3 @@ def _held_out_line(result: Any) -> str:
     if isinstance(result, dict) and "overall_avg_at_k" in result:
         return f"avg@{result['k']} = {result['overall_avg_at_k']:.4f}"
     return str(result)
-
-
-def _read_mapping(path: Path | None, flag: str) -> dict[str, Any]:
-    if path is None:
-        return {}
-    import yaml
-
-    if not path.is_file():
-        raise FileNotFoundError(f"{flag} file {path} does not exist")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))  # JSON is YAML too
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise WmrlError(f"{flag} file {path} must hold a mapping of settings, got {type(data).__name__}")
-    return data

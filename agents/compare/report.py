@@ -66,8 +66,14 @@ def write_plot(report: dict[str, Any], path: Path) -> Path:
     start = report["initial"]["avg_at_k"]
     for method, row in report["methods"].items():
         line = left.plot([0.0, row["real_exec_s"]], [start, row["heldout_avg_at_k"]], marker="o", label=method)
-        left.annotate(f"{row['heldout_avg_at_k']:.3f}", (row["real_exec_s"], row["heldout_avg_at_k"]),
-                      color=line[0].get_color(), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        left.annotate(
+            f"{row['heldout_avg_at_k']:.3f}",
+            (row["real_exec_s"], row["heldout_avg_at_k"]),
+            color=line[0].get_color(),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=8,
+        )
     left.set_xlabel("real-execution seconds spent on training (world-model build included)")
     left.set_ylabel(f"held-out avg@{k} position score")
     left.set_title(f"Held-out score vs real-execution compute ({report['preset']})")

@@ -67,9 +67,7 @@ def build_world_model(
     limits = limits_of(config)
     seed = config.seed + _LOG_SEED_OFFSET
     policy = make_policy("program", seed=seed)
-    episodes = [
-        Episode(task, task_prompt(task, 0, 1, limits)) for task in train_tasks for _ in range(samples_per_task)
-    ]
+    episodes = [Episode(task, task_prompt(task, 0, 1, limits)) for task in train_tasks for _ in range(samples_per_task)]
     samples = policy.generate(episodes, temperature=config.temperature, top_p=config.top_p, seed=seed)
     rollouts = [Rollout(e.competition, s.code) for e, s in zip(episodes, samples, strict=True) if s.code is not None]
     out_dir.mkdir(parents=True, exist_ok=True)

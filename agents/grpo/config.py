@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.sandbox.factory import BACKENDS
+from wmrl_envs.sandbox.ray_options import RayOptions
 
 if TYPE_CHECKING:
     from wmrl_envs.corrections import FallbackConfig
@@ -224,6 +225,9 @@ class GRPOConfig:
     """Sandbox backend for real runs and the proxy world model: auto, bwrap, local, docker or ray."""
     workers: int = 2
     """Real runs (and proxy runs) in parallel."""
+    ray: RayOptions = field(default_factory=RayOptions)
+    """With ``executor: ray``: the cluster's address and what each run reserves on its node (address, cpus,
+    gpus, memory_mb; see `wmrl_envs.sandbox.ray_options`); ignored by the other backends."""
     reward: str = "real"
     """How `wmrl train` scores rollouts: "real" execution, the "world-model" alone, or "corrected" (WMRL)."""
     world_model: str = "proxy"
@@ -286,6 +290,15 @@ class GRPOConfig:
             object.__setattr__(self, "libero", _build(LiberoConfig, self.libero, "libero."))
         if not isinstance(self.libero, LiberoConfig):
             raise ConfigError(f"libero must be a mapping of LiberoConfig fields, got {self.libero!r}")
+        if isinstance(self.ray, Mapping):
+            try:
+                object.__setattr__(self, "ray", _build(RayOptions, self.ray, "ray."))
+            except ConfigError:
+                raise
+            except (TypeError, ValueError) as err:
+                raise ConfigError(f"ray.{err}") from err
+        if not isinstance(self.ray, RayOptions):
+            raise ConfigError(f"ray must be a mapping of address, cpus, gpus and memory_mb, got {self.ray!r}")
 
     @property
     def advantage_std_mode(self) -> str:
@@ -310,7 +323,7 @@ class GRPOConfig:
         return GRPOConfig.from_dict({**current, **changes})
 
 
-_SECTIONS = ("corrections", "libero")
+_SECTIONS = ("corrections", "libero", "ray")
 """Nested config sections: a file or `replace` that names a few of their keys keeps the others."""
 
 

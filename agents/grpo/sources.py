@@ -8,8 +8,9 @@
 World models by spec: ``proxy`` (`CheapExecutionProxy`: the code runs on a slice of the
 public training data), ``surrogate:MODEL_PATH`` (`LearnedSurrogate` fitted with
 ``wmrl world-model fit``), ``llm:URL#MODEL`` (`LLMWorldModel` asking an OpenAI-compatible
-server, e.g. ``vllm serve``). Real runs go through the executor protocol, so a
-Ray-backed or remote executor spreads them over a cluster without changes here.
+server, e.g. ``vllm serve``). Real runs go through the executor protocol; with
+``executor: ray`` they go to a Ray cluster with the config's ``ray`` options (its address,
+what each run reserves), through one executor that real runs and the proxy share.
 
 For ``task: libero`` the same three choices are terminal success, a progress world
 model, and the two through the same `Corrected` (`wmrl_agents.libero.sources`).
@@ -24,38 +25,56 @@ from wmrl_agents.grpo.config import ConfigError, GRPOConfig
 
 from wmrl_envs.corrections import AnchorScheduler, FallbackRule, InverseVarianceWeighter, OnlineDebiaser
 from wmrl_envs.rewards import Corrected, RealExecution, RewardSource, WorldModel
-from wmrl_envs.sandbox.base import Limits
+from wmrl_envs.sandbox.base import Executor, Limits
 from wmrl_envs.world_models import Predictor
 
 if TYPE_CHECKING:
     from wmrl_envs.execution_log import ExecutionLog
 
-__all__ = ["build_predictor", "build_reward_source", "corrected_source", "limits_of"]
+__all__ = ["build_predictor", "build_reward_source", "corrected_source", "executor_of", "limits_of"]
 
 
 def limits_of(config: GRPOConfig) -> Limits:
-    """The sandbox limits of one run under `config`."""
-    return Limits(wall_time_s=config.time_limit_s, memory_mb=config.memory_mb)
+    """The sandbox limits of one run under `config` (on Ray: with the CPUs and memory each run reserves)."""
+    limits = Limits(wall_time_s=config.time_limit_s, memory_mb=config.memory_mb)
+    return config.ray.limits(limits) if config.executor == "ray" else limits
+
+
+def executor_of(config: GRPOConfig) -> str | Executor:
+    """What real runs go through: the backend's name, or on Ray an executor with the config's `ray` options."""
+    if config.executor != "ray":
+        return config.executor
+    from wmrl_envs.sandbox import make_executor
+
+    return make_executor("ray", **config.ray.executor_kwargs())
 
 
 def build_reward_source(
-    config: GRPOConfig, log: ExecutionLog | None = None, predictor: Predictor | None = None
+    config: GRPOConfig,
+    log: ExecutionLog | None = None,
+    predictor: Predictor | None = None,
+    executor: str | Executor | None = None,
 ) -> RewardSource:
     """The source `config.reward` names; real runs are appended to `log` when one is given.
 
     `predictor` is a world model built elsewhere (e.g. one shared by several runs); None builds
-    the one `config.world_model` names.
+    the one `config.world_model` names. `executor` is the sandbox runs go through (None: `executor_of`).
     """
     if config.task == "libero":
         from wmrl_agents.libero.sources import build_libero_source
 
         return build_libero_source(config, predictor)
     if config.reward == "real":
-        return _real(config, log)
-    world_model = WorldModel(predictor if predictor is not None else build_predictor(config.world_model, config))
+        return _real(config, log, executor)
+    if config.reward == "corrected" and executor is None:
+        # One sandbox pool for the anchors' runs and the proxy's: two Ray pools would each claim the whole cluster.
+        executor = executor_of(config)
+    world_model = WorldModel(
+        predictor if predictor is not None else build_predictor(config.world_model, config, executor)
+    )
     if config.reward == "world-model":
         return world_model
-    return corrected_source(config, _real(config, log), world_model)
+    return corrected_source(config, _real(config, log, executor), world_model)
 
 
 def corrected_source(config: GRPOConfig, real: RewardSource, world_model: RewardSource) -> Corrected:
@@ -74,12 +93,16 @@ def corrected_source(config: GRPOConfig, real: RewardSource, world_model: Reward
     )
 
 
-def build_predictor(spec: str, config: GRPOConfig) -> Predictor:
-    """The world model named by `spec`: "proxy", "surrogate:MODEL_PATH" or "llm:URL#MODEL"."""
+def build_predictor(spec: str, config: GRPOConfig, executor: str | Executor | None = None) -> Predictor:
+    """The world model named by `spec`: "proxy", "surrogate:MODEL_PATH" or "llm:URL#MODEL".
+
+    `executor` is the sandbox the proxy runs in (None: `executor_of`).
+    """
     if spec == "proxy":
         from wmrl_envs.world_models import CheapExecutionProxy
 
-        return CheapExecutionProxy(config.executor, limits_of(config), workers=config.workers)
+        sandbox = executor if executor is not None else executor_of(config)
+        return CheapExecutionProxy(sandbox, limits_of(config), workers=config.workers)
     kind, _, rest = spec.partition(":")
     if kind == "surrogate" and rest:
         from wmrl_envs.world_models import LearnedSurrogate
@@ -100,5 +123,6 @@ def build_predictor(spec: str, config: GRPOConfig) -> Predictor:
     )
 
 
-def _real(config: GRPOConfig, log: ExecutionLog | None) -> RealExecution:
-    return RealExecution(config.executor, limits_of(config), workers=config.workers, log=log)
+def _real(config: GRPOConfig, log: ExecutionLog | None, executor: str | Executor | None) -> RealExecution:
+    sandbox = executor if executor is not None else executor_of(config)
+    return RealExecution(sandbox, limits_of(config), workers=config.workers, log=log)

@@ -25,12 +25,13 @@ Sampling owns its settings: the model's hub generation config (Qwen ships top-k 
 a repetition penalty) would change the distribution the loss assumes, so only
 temperature and top-p apply; the hub config is kept and written back by `save_pretrained`.
 
-Generation runs in-process. To generate with vLLM instead (one or more GPUs), write the
-current weights with ``policy.save_pretrained(dir)`` (LoRA merged in) and serve them
-with ``vllm serve dir``; the LLM world model's `OpenAICompatibleBackend` and the
-evaluation then talk to that server. Pushing weights into a running vLLM engine after
-every update (on-policy generation) is not implemented: reload the server from a new
-`save_pretrained` folder between steps, or keep generation in-process.
+Generation runs in-process with transformers unless ``HFPolicyConfig.generation`` says
+"server" (an OpenAI-compatible completions server: ``vllm serve``) or "vllm" (the vLLM
+engine in-process); see `hf_generation` and docs/vllm.md. Either way only the reply's token
+ids come from there: old log-probabilities are recomputed here. A trained LoRA adapter is
+pushed to vLLM whenever it changed, so generation stays on-policy; full fine-tuning with
+vLLM generation is refused (the weights vLLM serves would go stale), a frozen policy may
+use it. `save_pretrained` writes a merged folder to serve as a new base model.
 
 >>> policy = HFPolicy.from_pretrained("Qwen/Qwen3.5-4B", HFPolicyConfig(lora=LoRASettings()))  # doctest: +SKIP
 >>> [sample] = policy.generate([episode], temperature=1.0, top_p=1.0, seed=0)  # doctest: +SKIP
@@ -49,6 +50,7 @@ from typing import Any
 import torch
 from wmrl_agents.policies.hf_chat import ChatPrompter
 from wmrl_agents.policies.hf_config import HFPolicyConfig, LoRASettings
+from wmrl_agents.policies.hf_generation import ReplySampler, check_logprob_gap, make_sampler
 from wmrl_agents.policies.hf_loading import (
     check_source,
     load_model,
@@ -84,6 +86,7 @@ class HFPolicy:
         self._hub_generation_config = self._base_model.generation_config
         self._base_model.generation_config = _bare_generation_config(self._hub_generation_config, self.stop_ids)
         self._reference: Any = None
+        self._sampler = make_sampler(settings, path, model, tokenizer, self.stop_ids)
 
     @classmethod
     def from_pretrained(cls, path_or_id: str, config: HFPolicyConfig | None = None) -> HFPolicy:
@@ -122,10 +125,13 @@ class HFPolicy:
         """Sample the next reply of every episode (temperature 0: greedy); `seed` makes it repeatable.
 
         A seed is applied in a forked RNG, so it does not move the global torch RNG; without one the global RNG is
-        used (a trainer checkpoints it). `generation_s` is each sample's share of its batch's sampling and scoring.
+        used (a trainer checkpoints it). With vLLM generation each episode's request gets a seed derived from `seed`
+        instead. `generation_s` is each sample's share of its batch's sampling and scoring.
         """
         _check_sampling(temperature, top_p)
         prompts = [torch.tensor(self.prompter.prompt_ids(e), dtype=torch.long) for e in episodes]
+        if self._sampler is not None:
+            return self._generate_with(self._sampler, prompts, temperature, top_p, seed)
         replies: list[torch.Tensor] = []
         seconds: list[float] = []
         batch_size = self.settings.generation_batch_size
@@ -137,6 +143,21 @@ class HFPolicy:
                 batch = prompts[start : start + batch_size]
                 replies += self._sample_batch(batch, temperature, top_p)
                 seconds += [(time.perf_counter() - began) / len(batch)] * len(batch)
+        return self._samples(prompts, replies, seconds)
+
+    def _generate_with(
+        self, sampler: ReplySampler, prompts: list[torch.Tensor], temperature: float, top_p: float, seed: int | None
+    ) -> list[Sample]:
+        """`generate` through a vLLM sampler; the old log-probabilities are still computed here."""
+        began = time.perf_counter()
+        drawn = sampler.sample([p.tolist() for p in prompts], temperature=temperature, top_p=top_p, seed=seed)
+        seconds = [(time.perf_counter() - began) / max(1, len(prompts))] * len(prompts)
+        samples = self._samples(prompts, [d.ids for d in drawn], seconds)
+        if temperature == 1:  # vLLM's log-probabilities describe the policy's own distribution only at temperature 1
+            check_logprob_gap(drawn, [s.old_logprobs for s in samples], f"generation={self.settings.generation!r}")
+        return samples
+
+    def _samples(self, prompts: list[torch.Tensor], replies: list[torch.Tensor], seconds: list[float]) -> list[Sample]:
         tokens = [HFTokens(prompt, reply) for prompt, reply in zip(prompts, replies, strict=True)]
         began = time.perf_counter()
         old = self._score_frozen(tokens, reference=False)
@@ -185,6 +206,7 @@ class HFPolicy:
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         """The LoRA adapter's parameters, or every weight; the reference is fixed before these can change."""
+        self._check_weights_may_change()
         self._keep_reference()
         return [p for p in self.model.parameters() if p.requires_grad]
 
@@ -209,6 +231,7 @@ class HFPolicy:
         if not isinstance(weights, Mapping):
             raise TypeError("the HFPolicy state has no 'weights' mapping; the checkpoint is damaged")
         _check_fits(self._weights(), weights, self.path)
+        self._check_weights_may_change()
         self._keep_reference()
         with torch.no_grad():
             if self._lora:
@@ -235,6 +258,16 @@ class HFPolicy:
             model.generation_config = own
         self.tokenizer.save_pretrained(directory)
         return directory
+
+    def _check_weights_may_change(self) -> None:
+        if self._sampler is not None and not self._lora:
+            raise ValueError(
+                f"HFPolicyConfig.generation={self.settings.generation!r} samples from the weights vLLM loaded, and "
+                "full fine-tuning changes every weight without vLLM seeing it: train a LoRA adapter instead "
+                "(lora: {rank: 16}; it is pushed to vLLM after each update) or use generation='transformers'. "
+                "A frozen policy (wmrl bench) may generate with vLLM; to benchmark full fine-tuned weights, "
+                "save_pretrained them and serve that folder"
+            )
 
     @property
     def _lora(self) -> bool:

@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["DTYPES", "HFPolicyConfig", "LoRASettings"]
+__all__ = ["DTYPES", "GENERATIONS", "HFPolicyConfig", "LoRASettings"]
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+GENERATIONS = ("transformers", "server", "vllm")
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,28 @@ class HFPolicyConfig:
     """Recompute activations in the backward pass: less memory for long replies, ~30% slower updates."""
     trust_remote_code: bool = False
     """Allow a model repository's own Python code to run at load time (only for sources you trust)."""
+    generation: str = "transformers"
+    """Where replies are sampled: "transformers" (here, in-process), "server" (an OpenAI-compatible completions
+    server such as `vllm serve`) or "vllm" (the vLLM engine in-process). Old log-probabilities are always
+    recomputed here, so the loss uses the trainer's numerics. A LoRA adapter is pushed to vLLM whenever it changed;
+    full fine-tuning needs "transformers" (see docs/vllm.md)."""
+    server_url: str | None = None
+    """generation="server": the server's base URL, e.g. "http://127.0.0.1:8000/v1"."""
+    server_model: str | None = None
+    """generation="server": the model name the server serves (the path given to `vllm serve`, or its
+    --served-model-name); None: the policy's own model path."""
+    server_timeout_s: float = 600.0
+    """generation="server": seconds a request may wait on the socket (a long reply from a busy server takes minutes)."""
+    server_max_retries: int = 2
+    """generation="server": retries of a transient failure (refused connection, timeout, 429, 5xx), with backoff."""
+    server_concurrency: int = 64
+    """generation="server": requests in flight at once (one per episode; the server batches them)."""
+    adapter_dir: str | None = None
+    """LoRA with generation "server" or "vllm": where the current adapter is written for vLLM to load. The server
+    reads it by path, so it must be the same path on the server's machine; None: a temporary folder here."""
+    vllm_options: Mapping[str, Any] = field(default_factory=dict)
+    """generation="vllm": keyword arguments of `vllm.LLM`, e.g. {"gpu_memory_utilization": 0.35,
+    "max_model_len": 16384}; sampling settings always come from the policy."""
 
     def __post_init__(self) -> None:
         if isinstance(self.lora, Mapping):
@@ -103,6 +126,42 @@ class HFPolicyConfig:
         for name in ("gradient_checkpointing", "trust_remote_code"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"HFPolicyConfig.{name} must be true or false, got {getattr(self, name)!r}")
+        self._check_generation()
+
+    def _check_generation(self) -> None:
+        if self.generation not in GENERATIONS:
+            raise ValueError(f"HFPolicyConfig.generation must be one of {GENERATIONS}, got {self.generation!r}")
+        url = self.server_url
+        if self.generation == "server" and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+            raise ValueError(
+                "HFPolicyConfig.generation='server' needs server_url, the server's base URL starting with http:// "
+                f"(e.g. http://127.0.0.1:8000/v1 for `vllm serve`), got {url!r}"
+            )
+        if self.generation != "server" and url is not None:
+            raise ValueError(
+                f"HFPolicyConfig.server_url is set but generation is {self.generation!r}: set generation='server' "
+                "to sample on that server, or drop server_url"
+            )
+        for name in ("server_model", "adapter_dir"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, str) and value):
+                raise ValueError(f"HFPolicyConfig.{name} must be a non-empty string or None, got {value!r}")
+        if not _is_number(self.server_timeout_s) or self.server_timeout_s <= 0:
+            raise ValueError(f"HFPolicyConfig.server_timeout_s must be a number > 0, got {self.server_timeout_s!r}")
+        for name, least in (("server_max_retries", 0), ("server_concurrency", 1)):
+            value = getattr(self, name)
+            if not _is_int(value) or value < least:
+                raise ValueError(f"HFPolicyConfig.{name} must be an integer >= {least}, got {value!r}")
+        if not isinstance(self.vllm_options, Mapping):
+            raise TypeError(f"HFPolicyConfig.vllm_options must be a mapping, got {self.vllm_options!r}")
+        object.__setattr__(self, "vllm_options", dict(self.vllm_options))
+        if self.vllm_options and self.generation != "vllm":
+            raise ValueError(
+                f"HFPolicyConfig.vllm_options is set but generation is {self.generation!r}: set generation='vllm' "
+                "to run the vLLM engine in-process, or drop vllm_options"
+            )
+        if "model" in self.vllm_options:
+            raise ValueError("HFPolicyConfig.vllm_options may not set 'model': the engine loads the policy's own model")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able values (tuples as lists), what `from_dict` reads back."""

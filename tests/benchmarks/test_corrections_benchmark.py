@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = REPO_ROOT / "benchmarks" / "corrections.py"
+from bench_script import run_benchmark  # found by path, beside this file
+
 REGIMES = ("real", "wm_only", "debias", "denoise", "wmrl", "real_budget")
 
 
@@ -29,16 +25,7 @@ def _finite_numbers(value, path="$"):
 
 def test_quick_run_reports_every_regime_with_finite_numbers(tmp_path):
     out = tmp_path / "corrections.json"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--workers", "1", "--out", str(out)],
-        check=False,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(out.read_text())
+    report = run_benchmark("corrections.py", ["--quick", "--workers", "1"], out, timeout=120)
     assert set(REGIMES) <= set(report["regimes"])
     for name in REGIMES:
         entry = report["regimes"][name]

@@ -9,6 +9,14 @@ starts the solution with its rlimits and uid, waits, kills every leftover descen
 writes ``{"returncode", "cpu_s", "maxrss_kb"}`` as JSON to the report fd (or file).
 It must not import anything outside the standard library: it runs before any sandbox
 path is known to work.
+
+The run dies with its supervisor. A parent-death signal reaches the launcher when the
+supervising process dies, and the launcher then kills every descendant; but some
+supervisors are killed together with their direct children (Ray SIGKILLs a dead worker's
+children), and a SIGKILLed launcher can clean nothing up. Where no pid namespace takes the
+tree down (the local backend), ``"shim": true`` makes the process the supervisor started
+a shim that only relays the exit status, with the launcher below it: whatever kills the
+shim signals the launcher. The solution itself also dies with the launcher.
 """
 
 import json
@@ -20,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _nsutil import (  # noqa: E402 - a sibling file, found by path: the launcher runs with -I
+from _nsutil import (  # a sibling file, found by path: the launcher runs with -I
     CLONE_NEWNET,
     CLONE_NEWNS,
     CLONE_NEWUSER,
@@ -120,10 +128,36 @@ def on_term(signum, frame):
     sys.exit(128 + signum)
 
 
+def die_with(parent, signum):
+    """Have `signum` sent to us when `parent` dies, and act on it at once if it is already gone."""
+    prctl(PR_SET_PDEATHSIG, signum)
+    if parent is not None and os.getppid() != parent:
+        os.kill(os.getpid(), signum)
+
+
+def behind_shim(config):
+    """Fork; the parent stays as a shim relaying the child's exit, the child returns and carries on as the launcher."""
+    die_with(config.get("supervisor_pid"), signal.SIGTERM)  # default action: the shim dies, its child is told
+    shim = os.getpid()
+    child = os.fork()
+    if child == 0:
+        return shim
+    if config.get("report_fd") is not None:
+        os.close(config["report_fd"])
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):  # end the same way, so the supervisor sees the launcher's fate
+        signum = os.WTERMSIG(status)
+        if signum != signal.SIGKILL:
+            signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
 def main():
     config = json.loads(sys.argv[1])
+    parent = behind_shim(config) if config.get("shim") else None
     signal.signal(signal.SIGTERM, on_term)
-    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    die_with(parent, signal.SIGTERM)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     for procs in config.get("cgroup_procs", []):
         try:
@@ -132,10 +166,12 @@ def main():
         except OSError:
             pass
     rlimits = [(getattr(resource, f"RLIMIT_{name}"), int(v)) for name, v in config.get("rlimits", {}).items()]
+    launcher = os.getpid()
 
     def limit_child():
         for which, value in rlimits:
             resource.setrlimit(which, (value, value))
+        die_with(launcher, signal.SIGKILL)  # after the uid switch, which would clear it
 
     uid = config.get("uid")
     network = "isolated"
@@ -156,7 +192,7 @@ def main():
             user=uid,
             group=config.get("gid"),
             extra_groups=[] if uid is not None else None,
-            preexec_fn=limit_child,
+            preexec_fn=limit_child,  # noqa: PLW1509 - the launcher is single-threaded
             close_fds=True,
         )
     except (OSError, subprocess.SubprocessError) as exc:

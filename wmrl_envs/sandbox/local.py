@@ -3,7 +3,9 @@
 This is NOT a security boundary: the solution sees the host's filesystem, guarded only
 by file permissions. What it does bound: wall time, address space, file size, open
 files and tasks; leftovers (the launcher is a child subreaper and every process of the
-run is swept at the end); and the network (a namespace holding only loopback; when
+run is swept at the end); the supervisor's death (the launcher sits behind a shim, so the
+run dies with the supervisor even when its direct children are SIGKILLed along with it, as
+Ray does to a dead worker's); and the network (a namespace holding only loopback; when
 unprivileged this needs user namespaces, and ``extra["network"]`` says when it was not
 possible). As root, each run gets a fresh unprivileged uid (see `identity`), so the
 private answers (root-owned, mode 0700, as the task layer keeps them) are unreadable and
@@ -32,7 +34,7 @@ from wmrl_envs.sandbox.cgroups import RunCgroup
 from wmrl_envs.sandbox.exposure import plan_exposure
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error
-from wmrl_envs.sandbox.proctree import descendants, pids_of_uid, pids_with_marker
+from wmrl_envs.sandbox.proctree import children, descendants, pids_of_uid, pids_with_marker
 from wmrl_envs.sandbox.programs import HOST_DIR
 from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots
 from wmrl_envs.sandbox.rlimits import rlimits_for
@@ -121,16 +123,18 @@ class LocalExecutor:
 
 
 def _launcher_command(config: dict) -> list[str]:
+    # No pid namespace ends this run if its supervisor dies, so the launcher runs behind a shim (see _launcher).
+    config = dict(config, shim=True, supervisor_pid=os.getpid())
     return [str(interpreter()), "-I", "-S", str(HOST_DIR / "_launcher.py"), json.dumps(config)]
 
 
 def _solution_finder(uid: int | None, marker: str, cgroup: RunCgroup | None) -> Callable[[int], set[int]]:
-    """The run's processes other than its launcher: by uid and cgroup as root, else by tree and marker."""
+    """The run's processes other than its shim and launcher: by uid and cgroup as root, else by tree and marker."""
     if uid is None:
-        return lambda launcher: descendants(launcher) | pids_with_marker(marker)
+        return lambda shim: descendants(shim) - children(shim) | pids_with_marker(marker)
     if cgroup is None:
-        return lambda launcher: pids_of_uid(uid)
-    return lambda launcher: (pids_of_uid(uid) | cgroup.pids()) - {launcher}
+        return lambda shim: pids_of_uid(uid)
+    return lambda shim: (pids_of_uid(uid) | cgroup.pids()) - {shim} - children(shim)
 
 
 def _tasks_of_this_uid() -> int:

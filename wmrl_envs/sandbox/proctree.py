@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 
-__all__ = ["alive", "descendants", "kill_sweep", "pids_of_uid", "pids_with_marker", "usage"]
+__all__ = ["alive", "children", "descendants", "kill_sweep", "pids_of_uid", "pids_with_marker", "usage"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -23,24 +23,30 @@ def _all_pids() -> list[int]:
     return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 
 
+def children(pid: int) -> set[int]:
+    """The direct children of `pid` (of any of its threads)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return set()
+    kids: set[int] = set()
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids.update(int(p) for p in f.read().split())
+        except OSError:
+            continue
+    return kids
+
+
 def descendants(pid: int) -> set[int]:
     """Every live descendant of `pid` (not `pid` itself)."""
     found: set[int] = set()
     todo = [pid]
     while todo:
-        parent = todo.pop()
-        try:
-            tids = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{parent}/task/{tid}/children") as f:
-                    kids = {int(p) for p in f.read().split()} - found
-            except OSError:
-                continue
-            found |= kids
-            todo.extend(kids)
+        kids = children(todo.pop()) - found
+        found |= kids
+        todo.extend(kids)
     return found
 
 

@@ -1,32 +1,30 @@
-"""Where the world model's replies come from: an OpenAI-compatible server, or a local transformers model.
+"""Where the world model's replies come from: an OpenAI-compatible server, the vLLM engine, or transformers.
 
 A backend turns a batch of chat conversations into a batch of replies. It does not parse
 them: each item comes back as a `Completion` (text, token counts, seconds) or as the
 `PredictorError` that explains why it has none, so one failed item never sinks its batch.
 
-`OpenAICompatibleBackend` is how users run large models (``vllm serve Qwen/Qwen3.5-...``):
-it speaks ``POST {base_url}/chat/completions`` with the standard library's HTTP client
-(no new dependency), sends a batch as concurrent requests (vLLM batches them on its side),
-and retries what is transient (connection errors, 429 and 5xx) with exponential backoff.
-`TransformersBackend` runs a causal LM in-process with its chat template, for small models
-and for tests.
+`OpenAICompatibleBackend` is how users run large models (``vllm serve Qwen/Qwen3.5-9B``,
+see docs/vllm.md): it speaks ``POST {base_url}/chat/completions`` through
+`wmrl_envs.openai_http` (standard library only, retries what is transient), sends a batch
+as concurrent requests (vLLM batches them on its side), and names the model as the server
+does (the path or hub id given to ``vllm serve``, or its ``--served-model-name``).
+`VLLMBackend` runs the vLLM engine in this process (one CUDA GPU, no server to manage);
+vLLM is imported only when it is built. `TransformersBackend` runs a causal LM in-process
+with its chat template, for small models, machines without vLLM, and tests.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
-import logging
-import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from wmrl_envs.openai_http import OpenAIHTTPClient, ServerError
+from wmrl_envs.vllm_engine import import_vllm
 from wmrl_envs.world_models.base import PredictorError
 
 __all__ = [
@@ -34,9 +32,8 @@ __all__ = [
     "Completion",
     "OpenAICompatibleBackend",
     "TransformersBackend",
+    "VLLMBackend",
 ]
-
-logger = logging.getLogger(__name__)
 
 Messages = list[dict[str, str]]
 
@@ -69,11 +66,12 @@ class OpenAICompatibleBackend:
     >>> backend.complete([[{"role": "user", "content": "hi"}]], max_tokens=16)  # doctest: +SKIP
     [Completion(text='Hello! ...', prompt_tokens=9, completion_tokens=16, seconds=0.21)]
 
+    `model` is the name the server serves: with ``vllm serve X`` that is ``X`` (or the ``--served-model-name``).
     `timeout_s` bounds each socket operation of a request; a transient failure (connection refused
     or reset, timeout, 429, 5xx) is retried `max_retries` times after ``backoff_s * 2**k`` seconds;
     a batch runs at most `concurrency` requests at once. `extra_body` is merged into every request,
     e.g. ``{"chat_template_kwargs": {"enable_thinking": False}}`` so a Qwen3 thinking model spends
-    the reply budget on the answer.
+    the reply budget on the answer (or start vLLM with ``--default-chat-template-kwargs``).
     """
 
     count_tokens = None  # the server's tokenizer is not visible from here: prompts use the estimate
@@ -94,16 +92,18 @@ class OpenAICompatibleBackend:
             raise ValueError(
                 f"need concurrency >= 1, max_retries >= 0, timeout_s > 0; got {concurrency}, {max_retries}, {timeout_s}"
             )
-        self.base_url = base_url.rstrip("/")
-        if not self.base_url.endswith("/v1"):
-            self.base_url += "/v1"  # vLLM's documented base URL ends in /v1; accept it with or without
-        self.url = self.base_url + "/chat/completions"
+        self.client = OpenAIHTTPClient(
+            base_url,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            url_setting="base_url",
+        )
+        self.base_url = self.client.base_url
+        self.url = self.client.url("/chat/completions")
         self.model = model
-        self.api_key = api_key
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
         self.concurrency = concurrency
-        self.backoff_s = backoff_s
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
 
@@ -123,63 +123,30 @@ class OpenAICompatibleBackend:
             **self.extra_body,
         }
         start = time.perf_counter()
-        last: str = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                reply = self._post(body)
-            except _Transient as err:
-                last = str(err)
-                logger.debug("attempt %d of %s failed: %s", attempt + 1, self.url, last)
-                continue
-            except PredictorError as err:
-                return err
-            return _completion(reply, time.perf_counter() - start, self.url)
-        return PredictorError(f"{last} (after {self.max_retries + 1} attempts)")
-
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, json.dumps(body).encode(), headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as err:
-            detail = err.read()[:300].decode("utf-8", "replace")
-            if err.code == 429 or err.code >= 500:
-                raise _Transient(f"{self.url} answered HTTP {err.code}: {detail}") from None
-            hint = " (is the model name what the server serves? see GET /v1/models)" if err.code == 404 else ""
-            raise PredictorError(f"{self.url} answered HTTP {err.code}: {detail}{hint}") from None
-        except (OSError, http.client.HTTPException) as err:  # URLError, timeouts, resets, truncated replies
-            reason = getattr(err, "reason", err)
-            if isinstance(reason, TimeoutError) or "timed out" in str(reason):
-                raise _Transient(f"{self.url} did not answer within {self.timeout_s:g} s") from None
-            if isinstance(reason, (ConnectionRefusedError, socket.gaierror)):
-                raise _Transient(
-                    f"no server answers at {self.base_url} ({reason}): start one with `vllm serve <model>`"
-                    " or check base_url"
-                ) from None
-            raise _Transient(f"the connection to {self.url} failed: {reason!r}") from None
-        try:
-            reply = json.loads(raw)
-        except ValueError:
-            raise PredictorError(f"{self.url} returned non-JSON: {raw[:120]!r}") from None
+            reply = self.client.post("/chat/completions", body, hints={404: _NOT_SERVED})
+        except ServerError as err:
+            return PredictorError(str(err))
         if not isinstance(reply, dict):
-            raise PredictorError(f"{self.url} returned {type(reply).__name__}, expected a chat.completion object")
-        return reply
+            return PredictorError(f"{self.url} returned {type(reply).__name__}, expected a chat.completion object")
+        return _completion(reply, time.perf_counter() - start, self.url)
 
 
-class _Transient(Exception):
-    """A failure worth retrying: connection refused or reset, timeout, 429, 5xx."""
+_NOT_SERVED = "is the model name what the server serves? see GET /v1/models"
 
 
 def _completion(reply: dict[str, Any], seconds: float, url: str) -> Completion | PredictorError:
     try:
-        text = reply["choices"][0]["message"]["content"] or ""
+        message = reply["choices"][0]["message"]
+        text = message["content"] or ""
     except (KeyError, IndexError, TypeError):
         return PredictorError(f"{url} returned no choices[0].message.content: {str(reply)[:160]}")
+    if not str(text).strip() and (message.get("reasoning_content") or message.get("reasoning")):
+        return PredictorError(
+            f"{url} returned only reasoning, no answer: the model spent its reply budget thinking. Disable thinking "
+            "(extra_body={'chat_template_kwargs': {'enable_thinking': False}}, or start vLLM with "
+            "--default-chat-template-kwargs '{\"enable_thinking\": false}') or raise max_reply_tokens"
+        )
     usage = reply.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return Completion(
@@ -188,6 +155,78 @@ def _completion(reply: dict[str, Any], seconds: float, url: str) -> Completion |
         completion_tokens=int(usage.get("completion_tokens") or 0),
         seconds=seconds,
     )
+
+
+class VLLMBackend:
+    """Replies from the vLLM engine in this process (``vllm.LLM.chat``): a GPU machine without a server to manage.
+
+    >>> backend = VLLMBackend("Qwen/Qwen3.5-9B", engine_options={"gpu_memory_utilization": 0.5})  # doctest: +SKIP
+
+    vLLM is imported here, not at module level: without it this raises `VLLMNotInstalled`, saying what to use
+    instead. `engine_options` go to ``vllm.LLM`` (``max_model_len``, ``tensor_parallel_size``, ...); the model's hub
+    sampling defaults are not applied (greedy unless `temperature` > 0). One batch at a time (the engine batches
+    internally); a batch the engine refuses (a prompt too long for it) is retried item by item, so only the
+    offending items fail.
+    """
+
+    def __init__(
+        self,
+        model_path_or_id: str,
+        temperature: float = 0.0,
+        chat_template_kwargs: dict[str, Any] | None = None,
+        engine_options: dict[str, Any] | None = None,
+        llm: Any = None,
+    ) -> None:
+        self._vllm = import_vllm("the world model's VLLMBackend")
+        self.name = model_path_or_id
+        self.temperature = temperature
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        options = {"generation_config": "vllm", **(engine_options or {})}
+        self.llm = llm if llm is not None else self._vllm.LLM(model=model_path_or_id, **options)
+        self.tokenizer = self.llm.get_tokenizer()
+        self._lock = threading.Lock()
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` under the served model's tokenizer."""
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def complete(self, conversations: Sequence[Messages], max_tokens: int) -> list[Completion | PredictorError]:
+        """One reply per conversation, generated in one engine call."""
+        if not conversations:
+            return []
+        params = self._vllm.SamplingParams(temperature=self.temperature, max_tokens=max_tokens)
+        with self._lock:
+            try:
+                return self._chat(conversations, params)
+            except (ValueError, TypeError) as err:  # the engine refuses a batch whole: find the items at fault
+                if len(conversations) == 1:
+                    return [PredictorError(f"vLLM ({self.name}) refused the conversation: {err}")]
+                return [r for c in conversations for r in self._chat_one(c, params)]
+
+    def _chat_one(self, conversation: Messages, params: Any) -> list[Completion | PredictorError]:
+        try:
+            return self._chat([conversation], params)
+        except (ValueError, TypeError) as err:
+            return [PredictorError(f"vLLM ({self.name}) refused the conversation: {err}")]
+
+    def _chat(self, conversations: Sequence[Messages], params: Any) -> list[Completion | PredictorError]:
+        start = time.perf_counter()
+        outputs = self.llm.chat(
+            [list(c) for c in conversations],
+            params,
+            use_tqdm=False,
+            chat_template_kwargs=self.chat_template_kwargs or None,
+        )
+        seconds = (time.perf_counter() - start) / len(conversations)
+        return [
+            Completion(
+                text=out.outputs[0].text,
+                prompt_tokens=len(out.prompt_token_ids or ()),
+                completion_tokens=len(out.outputs[0].token_ids),
+                seconds=seconds,
+            )
+            for out in outputs
+        ]
 
 
 class TransformersBackend:

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from wmrl_agents.compare.methods import ABLATIONS, METHODS, reward_source_for
 from wmrl_agents.compare.report import table_rows, write_report
 from wmrl_agents.compare.run import _ratios
 from wmrl_agents.grpo.config import preset
+
 from wmrl_envs.rewards import Corrected
 
 

@@ -3,7 +3,10 @@
 The server is a real OpenAI-compatible HTTP endpoint on 127.0.0.1 (``POST /v1/chat/completions``,
 ``GET /v1/models``) answering through `TransformersBackend`, so the HTTP client is tested over
 sockets against the same wire format vLLM speaks. It can be told to fail the next requests
-with a 500 or to answer late, to test retries and timeouts.
+with a 500 or to answer late, to test retries and timeouts. Given a `completions` engine it
+also serves what the LM policy's server generation uses from ``vllm serve --enable-lora``:
+token-id completions (``POST /v1/completions``) and runtime LoRA loading
+(``POST /v1/load_lora_adapter``, ``/v1/unload_lora_adapter``, answered in plain text as vLLM does).
 """
 
 from __future__ import annotations
@@ -94,19 +97,24 @@ def tiny_chat_model(path: Path) -> str:
 
 
 class ChatServer:
-    """An OpenAI-compatible chat server on 127.0.0.1 in a background thread, answering with `backend`.
+    """An OpenAI-compatible server on 127.0.0.1 in a background thread: chat answered with `backend`, and with
+    `completions` (an engine with ``complete(body) -> choice``, ``load_adapter(name, path)``,
+    ``unload_adapter(name)`` and ``adapter_names``) the completions and LoRA endpoints of vLLM.
 
-    `fail_next` requests get HTTP 500 first; each request waits `delay_s` before answering.
+    `fail_next` requests get HTTP 500 first; each request waits `delay_s` before answering; `bodies` records
+    every POST as (path, body).
     """
 
-    def __init__(self, backend, model_name: str = "tiny-qwen3") -> None:
+    def __init__(self, backend=None, model_name: str = "tiny-qwen3", completions=None) -> None:
         self.backend = backend
         self.model_name = model_name
+        self.completions = completions
         self.fail_next = 0
         self.delay_s = 0.0
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.bodies: list[tuple[str, dict]] = []
         self._lock = threading.Lock()
         server = self
 
@@ -114,46 +122,50 @@ class ChatServer:
             def log_message(self, *args) -> None:  # keep test output clean
                 pass
 
-            def _send(self, code: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, code: int, payload: dict | str) -> None:
+                text = isinstance(payload, str)
+                data = payload.encode() if text else json.dumps(payload).encode()
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/plain" if text else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/v1/models":
-                    self._send(
-                        200,
-                        {
-                            "object": "list",
-                            "data": [{"id": server.model_name, "object": "model"}],
-                        },
-                    )
+                    names = [server.model_name, *sorted(server.served_adapters())]
+                    self._send(200, {"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                path = self.path.rstrip("/")
                 with server._lock:
                     server.requests += 1
+                    server.bodies.append((path, body))
                     fail = server.fail_next > 0
                     server.fail_next -= int(fail)
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                routes = {"/v1/chat/completions": server.backend}
+                routes.update(dict.fromkeys(_COMPLETION_ROUTES, server.completions))
+                if routes.get(path) is None:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 if fail:
                     return self._send(500, {"error": {"message": "injected failure"}})
-                if body.get("model") != server.model_name:
-                    return self._send(
-                        404,
-                        {"error": {"message": f"model {body.get('model')!r} not served"}},
-                    )
+                engine = server.completions
+                if path == "/v1/load_lora_adapter":
+                    return self._lora(body, "added", lambda: engine.load_adapter(body["lora_name"], body["lora_path"]))
+                if path == "/v1/unload_lora_adapter":
+                    return self._lora(body, "removed", lambda: engine.unload_adapter(body["lora_name"]))
+                if body.get("model") not in {server.model_name, *server.served_adapters()}:
+                    return self._send(404, {"error": {"message": f"model {body.get('model')!r} not served"}})
                 with server._lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
                     time.sleep(server.delay_s)
+                    if path == "/v1/completions":
+                        return self._complete(body)
                     [reply] = server.backend.complete([body["messages"]], int(body.get("max_tokens", 16)))
                 finally:
                     with server._lock:
@@ -180,10 +192,39 @@ class ChatServer:
                     },
                 )
 
+            def _complete(self, body: dict) -> None:
+                try:
+                    choice = server.completions.complete(body)
+                except ValueError as err:
+                    return self._send(400, {"error": {"message": str(err)}})
+                prompt, reply = len(body["prompt"]), len(choice.get("token_ids") or [])
+                usage = {"prompt_tokens": prompt, "completion_tokens": reply, "total_tokens": prompt + reply}
+                self._send(
+                    200, {"object": "text_completion", "model": body["model"], "choices": [choice], "usage": usage}
+                )
+
+            def _lora(self, body: dict, done: str, action) -> None:
+                try:
+                    action()
+                except FileNotFoundError as err:
+                    return self._send(404, {"error": {"message": f"No adapter found: {err}"}})
+                except (KeyError, ValueError) as err:
+                    return self._send(400, {"error": {"message": str(err)}})
+                self._send(200, f"Success: LoRA adapter '{body['lora_name']}' {done} successfully.")
+
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def served_adapters(self) -> set[str]:
+        """Names of the LoRA adapters loaded at runtime (requests may name them as their model)."""
+        return set(self.completions.adapter_names) if self.completions is not None else set()
+
+    def posts(self, path: str) -> list[dict]:
+        """The bodies of the POSTs to `path` (e.g. "/v1/completions"), in arrival order."""
+        with self._lock:
+            return [body for p, body in self.bodies if p == path]
 
     def __enter__(self) -> Self:
         self._thread.start()
@@ -193,6 +234,9 @@ class ChatServer:
         self.httpd.shutdown()
         self.httpd.server_close()
         self._thread.join(timeout=5)
+
+
+_COMPLETION_ROUTES = ("/v1/completions", "/v1/load_lora_adapter", "/v1/unload_lora_adapter")
 
 
 class ScriptedBackend:
