@@ -49,8 +49,9 @@ from wmrl_envs.rewards import RewardSource, group_advantages
 
 __all__ = ["GRPOTrainer"]
 
-_CHANGEABLE_ON_RESUME = ("steps", "eval_k", "checkpoint_every", "keep_checkpoints", "workers")
-"""Config keys a resumed run may change: none of them alters what the remaining steps compute."""
+_CHANGEABLE_ON_RESUME = ("steps", "eval_k", "checkpoint_every", "keep_checkpoints", "workers", "ray.address")
+"""Config keys a resumed run may change: none of them alters what the remaining steps compute (a run may
+resume on another Ray cluster, whose address differs)."""
 
 
 class GRPOTrainer:
@@ -202,8 +203,9 @@ class GRPOTrainer:
 
     def _check_compatible(self, path: Path, state: dict[str, Any]) -> None:
         """Refuse a checkpoint of another run: a different config (beyond what may change), policy or reward source."""
-        saved = dict(state.get("config") or {})
-        current = self.config.to_dict()
+        # Keys added since the checkpoint was written count at their defaults, which keep the older behaviour.
+        saved = {**_flat(GRPOConfig().to_dict()), **_flat(dict(state.get("config") or {}))}
+        current = _flat(self.config.to_dict())
         differ = sorted(
             k for k in set(saved) | set(current) if k not in _CHANGEABLE_ON_RESUME and saved.get(k) != current.get(k)
         )
@@ -381,3 +383,14 @@ def _default_collector(config: GRPOConfig, competitions: Sequence[Competition] |
 
 def _old_logprobs(trajectory: Trajectory) -> torch.Tensor:
     return torch.cat([turn.sample.old_logprobs.detach().reshape(-1).float() for turn in trajectory.episode.turns])
+
+
+def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`config` with its nested sections spelled out as dotted keys ("ray.address"), to compare key by key."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

@@ -132,3 +132,50 @@ def test_a_checkpoint_of_another_config_is_refused(tmp_path: Path, train_tasks: 
     )
     assert longer.resume() == 1  # the step count may grow
     assert longer.train(show=False)["steps"] == 2
+
+
+def test_a_run_may_resume_on_another_ray_cluster_but_not_with_other_reservations(
+    tmp_path: Path, train_tasks: list[Competition]
+) -> None:
+    config = preset("smoke").replace(steps=1, groups_per_step=1, group_size=2, ray={"address": "head-a:6379"})
+    source = WorldModel(KeywordPredictor())
+    GRPOTrainer(ChoicePolicy(), config, tmp_path, reward_source=source, competitions=train_tasks).train(show=False)
+    moved = config.replace(steps=2, ray={"address": "head-b:6379"})
+    trainer = GRPOTrainer(ChoicePolicy(), moved, tmp_path, reward_source=source, competitions=train_tasks)
+    assert trainer.resume() == 1
+    bigger = GRPOTrainer(
+        ChoicePolicy(), config.replace(ray={"cpus": 4}), tmp_path, reward_source=source, competitions=train_tasks
+    )
+    with pytest.raises(CheckpointError, match=r"another config \(ray.cpus: saved None, now 4\)"):
+        bigger.resume()
+
+
+def test_a_checkpoint_written_before_a_config_key_existed_resumes_at_its_default(
+    tmp_path: Path, train_tasks: list[Competition]
+) -> None:
+    config = preset("smoke").replace(steps=1, groups_per_step=1, group_size=2)
+    source = WorldModel(KeywordPredictor())
+    GRPOTrainer(ChoicePolicy(), config, tmp_path, reward_source=source, competitions=train_tasks).train(show=False)
+    _drop_config_key_from_checkpoint(tmp_path, "ray")
+    later = GRPOTrainer(
+        ChoicePolicy(), config.replace(steps=2), tmp_path, reward_source=source, competitions=train_tasks
+    )
+    assert later.resume() == 1
+
+
+def _drop_config_key_from_checkpoint(run: Path, key: str) -> None:
+    """Rewrite the run's checkpoint as a version without config key `key` wrote it (manifest kept consistent)."""
+    import hashlib
+
+    from wmrl_agents.grpo.checkpoint import latest_checkpoint
+
+    path = latest_checkpoint(run / "checkpoints")
+    assert path is not None
+    state_file = path / "state.json"
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    del state["config"][key]
+    state_file.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    data = state_file.read_bytes()
+    manifest["files"]["state.json"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (path / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
