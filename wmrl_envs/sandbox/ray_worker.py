@@ -6,7 +6,8 @@ that node's own backend (bubblewrap, local or docker), so isolation, limits and 
 are exactly the local backends'. The actor checks its backend when it starts, so a node
 without bubblewrap or docker is reported before any run is sent to it. Public data comes
 from the node's cache (see `data_shipping`); the run's output folder is read back into the
-result, since the caller's folder is on another machine.
+result, since the caller's folder is on another machine. A slot killed mid-run (a lost
+worker) cannot remove its output folder; the next slot started on that node does.
 
 Ray is imported only inside the calls Ray makes, so this module imports (and its
 helpers test) where Ray is not installed.
@@ -27,8 +28,12 @@ from wmrl_envs.errors import WmrlError
 from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Executor, Limits
 from wmrl_envs.sandbox.data_shipping import NodeDataCache
 from wmrl_envs.sandbox.outcome import infra_error
+from wmrl_envs.sandbox.proctree import alive
 
-__all__ = ["OutputFiles", "SandboxWorker", "default_node_cache", "read_outputs"]
+__all__ = ["OutputFiles", "SandboxWorker", "default_node_cache", "read_outputs", "sweep_orphan_outputs"]
+
+_OUTPUT_PREFIX = "wmrl-ray-out-"
+"""Output folders are ``<tmp>/wmrl-ray-out-<slot pid>-<random>``: the pid tells whose slot is gone."""
 
 
 def default_node_cache() -> Path:
@@ -78,6 +83,7 @@ class SandboxWorker:
         from wmrl_envs.sandbox.factory import make_executor
 
         self.node = _node_identity()
+        sweep_orphan_outputs()
         self.cache = NodeDataCache(Path(cache_dir) if cache_dir else default_node_cache())
         self.executor: Executor | None = None
         self.problem: str | None = None
@@ -114,7 +120,7 @@ class SandboxWorker:
 
             digest, box = data
             public, fetched = self.cache.get(digest, lambda: ray.get(box[0]))
-        workdir = Path(tempfile.mkdtemp(prefix="wmrl-ray-out-"))
+        workdir = Path(tempfile.mkdtemp(prefix=f"{_OUTPUT_PREFIX}{os.getpid()}-"))
         try:
             result = self.executor.run(code, workdir, public, limits)
             outputs = read_outputs(workdir, max_return_bytes)
@@ -125,6 +131,17 @@ class SandboxWorker:
             node_ip=self.node["ip"], node_id=self.node["node_id"], data_digest=digest, data_fetched=fetched
         )
         return result, outputs
+
+
+def sweep_orphan_outputs() -> list[Path]:
+    """Remove the output folders of slots on this node that died mid-run (their pid is gone); returns them."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{_OUTPUT_PREFIX}*-*"):
+        owner = folder.name[len(_OUTPUT_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 def _node_identity() -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from wmrl_envs.sandbox import Limits, Status
@@ -37,3 +38,24 @@ def test_a_slot_runs_against_shared_data_and_returns_its_files(competition) -> N
     assert result.status is Status.OK, result.message
     assert result.submission_path is None and result.extra["data_fetched"] is False
     assert outputs.files == [("submission.csv", (competition.public / "test.csv").read_bytes())]
+
+
+def test_a_new_slot_removes_the_output_folders_of_slots_killed_mid_run(tmp_path: Path, monkeypatch) -> None:
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True, text=True
+    )
+    orphan = tmp_path / f"wmrl-ray-out-{gone.stdout.strip()}-abc"
+    (orphan / "model").mkdir(parents=True)
+    (orphan / "model" / "weights.bin").write_bytes(b"w")
+    running = tmp_path / f"wmrl-ray-out-{os.getpid()}-def"
+    running.mkdir()
+    unrelated = tmp_path / "wmrl-ray-out-notapid"
+    unrelated.mkdir()
+    SandboxWorker("bwrap", {"bwrap": "/nonexistent/bwrap"}, str(tmp_path / "cache"))
+    assert not orphan.exists()
+    assert running.exists() and unrelated.exists()
