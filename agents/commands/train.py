@@ -41,7 +41,9 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--policy-options", type=Path, default=None, help="YAML/JSON of the policy's settings")
     train.add_argument("--reward", choices=REWARD_SOURCES, default=None, help="reward source (default: real)")
     train.add_argument(
-        "--world-model", default=None, help="'proxy', 'surrogate:MODEL_PATH' or 'llm:URL#MODEL' (default: proxy)"
+        "--world-model",
+        default=None,
+        help="'proxy', 'surrogate:MODEL_PATH', 'llm:URL#MODEL', 'llm-local:MODEL_DIR' or 'llm-vllm:MODEL_DIR' (default: proxy)",
     )
     train.add_argument("--anchor-fraction", type=float, default=None, help="corrected: share of anchor groups")
     train.add_argument("--preset", choices=list(PRESETS), default="paper", help="starting config (default: paper)")

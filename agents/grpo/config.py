@@ -41,6 +41,7 @@ __all__ = [
     "PRESETS",
     "REWARD_SOURCES",
     "TASKS",
+    "WORLD_MODEL_SPECS",
     "ConfigError",
     "CorrectionsConfig",
     "GRPOConfig",
@@ -52,6 +53,12 @@ __all__ = [
 LOSS_TYPES = ("grpo", "dr_grpo")
 ADVANTAGE_STD = ("sample", "population")
 REWARD_SOURCES = ("real", "world-model", "corrected")
+WORLD_MODEL_SPECS = (
+    "'proxy', 'surrogate:MODEL_PATH' (from `wmrl world-model fit`), 'llm:URL#MODEL' (an OpenAI-compatible server), "
+    "'llm-local:MODEL_DIR' (a causal LM through transformers, in this process) or 'llm-vllm:MODEL_DIR' (the vLLM "
+    "engine in this process)"
+)
+"""The world-model specs `wmrl_agents.grpo.sources.build_predictor` takes (code tasks), as messages spell them."""
 TASKS = ("mledojo", "libero")
 """Task families the trainer rolls out: code competitions, or LIBERO manipulation with a VLA."""
 LIBERO_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10", "libero_90")
@@ -278,9 +285,7 @@ class GRPOConfig:
         if self.data_root is not None and not isinstance(self.data_root, str):
             raise ConfigError(f"data_root must be a folder path (string) or null, got {self.data_root!r}")
         if not isinstance(self.world_model, str) or not self.world_model:
-            raise ConfigError(
-                f"world_model must be 'proxy', 'surrogate:MODEL_PATH' or 'llm:URL', got {self.world_model!r}"
-            )
+            raise ConfigError(f"world_model must be one of {WORLD_MODEL_SPECS}, got {self.world_model!r}")
         if isinstance(self.corrections, Mapping):
             object.__setattr__(self, "corrections", _build(CorrectionsConfig, self.corrections, "corrections."))
         if not isinstance(self.corrections, CorrectionsConfig):

@@ -8,7 +8,8 @@
 World models by spec: ``proxy`` (`CheapExecutionProxy`: the code runs on a slice of the
 public training data), ``surrogate:MODEL_PATH`` (`LearnedSurrogate` fitted with
 ``wmrl world-model fit``), ``llm:URL#MODEL`` (`LLMWorldModel` asking an OpenAI-compatible
-server, e.g. ``vllm serve``). Real runs go through the executor protocol; with
+server, e.g. ``vllm serve``), ``llm-local:MODEL_DIR`` and ``llm-vllm:MODEL_DIR`` (the same
+world model on a model loaded in this process, through transformers or the vLLM engine). Real runs go through the executor protocol; with
 ``executor: ray`` they go to a Ray cluster with the config's ``ray`` options (its address,
 what each run reserves), through one executor that real runs and the proxy share.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wmrl_agents.grpo.config import ConfigError, GRPOConfig
+from wmrl_agents.grpo.config import WORLD_MODEL_SPECS, ConfigError, GRPOConfig
 
 from wmrl_envs.corrections import AnchorScheduler, FallbackRule, InverseVarianceWeighter, OnlineDebiaser
 from wmrl_envs.rewards import Corrected, RealExecution, RewardSource, WorldModel
@@ -31,7 +32,13 @@ from wmrl_envs.world_models import Predictor
 if TYPE_CHECKING:
     from wmrl_envs.execution_log import ExecutionLog
 
-__all__ = ["build_predictor", "build_reward_source", "corrected_source", "executor_of", "limits_of"]
+__all__ = [
+    "build_predictor",
+    "build_reward_source",
+    "corrected_source",
+    "executor_of",
+    "limits_of",
+]
 
 
 def limits_of(config: GRPOConfig) -> Limits:
@@ -94,7 +101,7 @@ def corrected_source(config: GRPOConfig, real: RewardSource, world_model: Reward
 
 
 def build_predictor(spec: str, config: GRPOConfig, executor: str | Executor | None = None) -> Predictor:
-    """The world model named by `spec`: "proxy", "surrogate:MODEL_PATH" or "llm:URL#MODEL".
+    """The world model named by `spec` (see `WORLD_MODEL_SPECS`).
 
     `executor` is the sandbox the proxy runs in (None: `executor_of`).
     """
@@ -117,10 +124,32 @@ def build_predictor(spec: str, config: GRPOConfig, executor: str | Executor | No
                 f"world model {spec!r} names no model; write llm:URL#MODEL, e.g. llm:http://127.0.0.1:8000/v1#Qwen/Qwen3.5-9B"
             )
         return LLMWorldModel(OpenAICompatibleBackend(url, model))
-    raise ConfigError(
-        f"unknown world model {spec!r}; use 'proxy', 'surrogate:MODEL_PATH' (from `wmrl world-model fit`) "
-        "or 'llm:URL#MODEL' (an OpenAI-compatible server)"
-    )
+    if kind in ("llm-local", "llm-vllm") and rest:
+        return _in_process_llm(kind, rest)
+    raise ConfigError(f"unknown world model {spec!r}; use {WORLD_MODEL_SPECS}")
+
+
+_NO_THINKING = {"enable_thinking": False}
+"""The world model answers at once: a reply holding only reasoning has no prediction (templates without the switch
+ignore it)."""
+
+
+def _in_process_llm(kind: str, model_dir: str) -> Predictor:
+    """An LLM world model on a model folder loaded in this process: transformers, or the vLLM engine."""
+    from wmrl_envs.world_models import LLMWorldModel, TransformersBackend, VLLMBackend
+
+    if not Path(model_dir).is_dir():
+        raise ConfigError(
+            f"world model {kind}:{model_dir}: no model folder at {model_dir}; give the folder of a saved "
+            "causal LM (config.json, weights, tokenizer), e.g. from `huggingface-cli download`"
+        )
+    try:
+        backend = (TransformersBackend if kind == "llm-local" else VLLMBackend)(
+            model_dir, chat_template_kwargs=_NO_THINKING
+        )
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"world model {kind}:{model_dir} could not be loaded: {err}") from err
+    return LLMWorldModel(backend)
 
 
 def _real(config: GRPOConfig, log: ExecutionLog | None, executor: str | Executor | None) -> RealExecution:

@@ -14,6 +14,7 @@ from wmrl_envs.world_models.llm_backends import (
     Completion,
     OpenAICompatibleBackend,
     TransformersBackend,
+    VLLMBackend,
 )
 from wmrl_envs.world_models.llm_parse import LLMAnswer, parse_reply
 from wmrl_envs.world_models.llm_prompt import (
@@ -61,6 +62,7 @@ __all__ = [
     "SurrogateConfig",
     "SurrogateFileError",
     "TransformersBackend",
+    "VLLMBackend",
     "build_proxy_competition",
     "code_features",
     "evaluate_surrogate",
