@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wmrl_envs.sandbox.factory import BACKENDS
+from wmrl_envs.executor_flags import add_executor_flags, ray_flag_args, ray_flags_given, ray_options
 
 __all__ = ["add_command"]
 
@@ -27,7 +27,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--methods", nargs="+", default=None, choices=_METHODS + _ABLATIONS, help="a subset")
     compare.add_argument("--world-model", default="surrogate", choices=["surrogate", "proxy"])
     compare.add_argument("--seed", type=int, default=0)
-    compare.add_argument("--executor", default=None, choices=BACKENDS, help="sandbox backend (default: auto)")
+    add_executor_flags(compare, default=None, shown="auto")
     compare.add_argument("--workers", type=int, default=None, help="runs in parallel (default: 2)")
     compare.add_argument("--out-dir", type=Path, default=Path("leaderboards"), help="where the JSON and PNG go")
     compare.add_argument("--run-dir", type=Path, default=None, help="training runs (default: runs/compare-<preset>)")
@@ -42,6 +42,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
     from wmrl_envs import console
 
+    ray_options(args, args.executor or "auto")  # refuses --ray-* without --executor ray
     methods = args.methods or list(_METHODS + (_ABLATIONS if args.ablation else ()))
     preset = compare_preset(args.preset)
     run_dir = args.run_dir or Path("runs") / f"compare-{args.preset}"
@@ -52,12 +53,15 @@ def run_compare_command(args: argparse.Namespace) -> int:
         world_model=args.world_model,
         seed=args.seed,
         executor=args.executor,
+        ray=ray_flags_given(args),
         workers=args.workers,
         data_root=None if args.data_root is None else str(args.data_root),
     )
     command = ["wmrl", "compare", "--preset", args.preset, "--world-model", args.world_model, "--seed", str(args.seed)]
     command += ["--ablation"] if args.ablation else []
     command += ["--methods", *args.methods] if args.methods else []
+    command += ["--executor", args.executor] if args.executor else []
+    command += ray_flag_args(args)
     report["command"] = " ".join(command)
     json_path, png_path = write_report(report, args.out_dir)
     console.table(f"wmrl compare --preset {args.preset} (seed {args.seed})", table_rows(report))

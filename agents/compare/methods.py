@@ -12,6 +12,7 @@ from wmrl_agents.grpo.config import GRPOConfig
 from wmrl_agents.grpo.sources import build_reward_source
 
 from wmrl_envs.rewards import Corrected, RewardSource
+from wmrl_envs.sandbox.base import Executor
 from wmrl_envs.world_models import Predictor
 
 __all__ = ["ABLATIONS", "METHODS", "USES_WORLD_MODEL", "reward_source_for"]
@@ -30,13 +31,18 @@ _REWARD = {
 }
 
 
-def reward_source_for(method: str, config: GRPOConfig, predictor: Predictor | None) -> RewardSource:
-    """The reward source `method` trains on; `predictor` is the shared world model (None only for ``real``)."""
+def reward_source_for(
+    method: str, config: GRPOConfig, predictor: Predictor | None, executor: str | Executor | None = None
+) -> RewardSource:
+    """The reward source `method` trains on; `predictor` is the shared world model (None only for ``real``).
+
+    `executor` is the sandbox real runs go through (None: the config's own, `executor_of`).
+    """
     if method not in _REWARD:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS + ABLATIONS)}")
     if method in USES_WORLD_MODEL and predictor is None:
         raise ValueError(f"method {method!r} needs a world model")
-    source = build_reward_source(config.replace(reward=_REWARD[method]), predictor=predictor)
+    source = build_reward_source(config.replace(reward=_REWARD[method]), predictor=predictor, executor=executor)
     if isinstance(source, Corrected):
         source.debias = method != "denoise_only"
         source.denoise = method != "debias_only"

@@ -20,7 +20,7 @@ from wmrl_agents.bench.evaluate import evaluate_policy, wmrl_version
 from wmrl_agents.compare.methods import USES_WORLD_MODEL, reward_source_for
 from wmrl_agents.compare.presets import ComparePreset
 from wmrl_agents.compare.world_model import BuiltWorldModel, build_world_model
-from wmrl_agents.grpo.sources import limits_of
+from wmrl_agents.grpo.sources import executor_of, limits_of
 from wmrl_agents.grpo.trainer import GRPOTrainer
 from wmrl_agents.policies.factory import make_policy
 from wmrl_tasks.mledojo.catalog import load_competitions
@@ -41,18 +41,45 @@ def run_compare(
     world_model: str = "surrogate",
     seed: int = 0,
     executor: str | None = None,
+    ray: dict[str, Any] | None = None,
     workers: int | None = None,
     data_root: str | None = None,
     show: bool = True,
 ) -> dict[str, Any]:
-    """Train and evaluate each of `methods`; returns the comparison as a JSON-able dict (also the run folder's)."""
+    """Train and evaluate each of `methods`; returns the comparison as a JSON-able dict (also the run folder's).
+
+    `ray` holds `RayOptions` fields for ``executor="ray"``. Every real run of the comparison (evaluations, the
+    world model's build, each method's training) goes through one executor, so a Ray cluster has one pool.
+    """
     began = time.perf_counter()
     changes: dict[str, Any] = {"seed": seed, "data_root": data_root}
     if executor is not None:
         changes["executor"] = executor
+    if ray:
+        changes["ray"] = ray
     if workers is not None:
         changes["workers"] = workers
     config = preset.train.replace(**changes)
+    sandbox = executor_of(config)
+    try:
+        return _compare(preset, methods, out_dir, config, world_model, sandbox, show, began)
+    finally:
+        close = getattr(sandbox, "close", None)
+        if callable(close):
+            close()
+
+
+def _compare(
+    preset: ComparePreset,
+    methods: Sequence[str],
+    out_dir: Path,
+    config: Any,
+    world_model: str,
+    sandbox: Any,
+    show: bool,
+    began: float,
+) -> dict[str, Any]:
+    seed, data_root = config.seed, config.data_root
     train_tasks = load_competitions("train", data_root)
     heldout = load_competitions("held-out", data_root)
 
@@ -62,7 +89,7 @@ def run_compare(
             heldout,
             k=preset.eval_k,
             seed=seed,
-            executor=config.executor,
+            executor=sandbox,
             limits=limits_of(config),
             workers=config.workers,
             label=label,
@@ -80,11 +107,13 @@ def run_compare(
     built: BuiltWorldModel | None = None
     if USES_WORLD_MODEL.intersection(methods):
         console.note(f"building the {world_model} world model on the training tasks")
-        built = build_world_model(world_model, config, train_tasks, out_dir, preset.world_model_samples_per_task)
+        built = build_world_model(
+            world_model, config, train_tasks, out_dir, preset.world_model_samples_per_task, executor=sandbox
+        )
     results = {}
     for method in methods:
         console.note(f"training with {method}")
-        row = _train_and_evaluate(method, config, train_tasks, built, out_dir / method, evaluate, show)
+        row = _train_and_evaluate(method, config, train_tasks, built, sandbox, out_dir / method, evaluate, show)
         if preset.eval_k == 8:
             row["heldout_avg_at_8"] = row["heldout_avg_at_k"]
         results[method] = row
@@ -116,12 +145,13 @@ def _train_and_evaluate(
     config: Any,
     train_tasks: list[Competition],
     built: BuiltWorldModel | None,
+    sandbox: Any,
     run_dir: Path,
     evaluate: Any,
     show: bool,
 ) -> dict[str, Any]:
     predictor = built.predictor if built is not None and method in USES_WORLD_MODEL else None
-    source = reward_source_for(method, config, predictor)
+    source = reward_source_for(method, config, predictor, executor=sandbox)
     policy = make_policy(POLICY, seed=config.seed)
     trainer = GRPOTrainer(policy, config, run_dir, reward_source=source, competitions=train_tasks)
     trainer.train(show=show)

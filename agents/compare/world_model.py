@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wmrl_agents.grpo.config import GRPOConfig
-from wmrl_agents.grpo.sources import limits_of
+from wmrl_agents.grpo.sources import executor_of, limits_of
 from wmrl_agents.policies.factory import make_policy
 from wmrl_agents.policy import Episode
 from wmrl_tasks.mledojo.prompt import task_prompt
@@ -22,6 +22,7 @@ from wmrl_tasks.mledojo.prompt import task_prompt
 from wmrl_envs.competition import Competition
 from wmrl_envs.execution_log import ExecutionLog
 from wmrl_envs.rewards import RealExecution, Rollout
+from wmrl_envs.sandbox.base import Executor
 from wmrl_envs.world_models import CheapExecutionProxy, LearnedSurrogate, Predictor
 
 __all__ = ["WORLD_MODELS", "BuiltWorldModel", "build_world_model"]
@@ -58,10 +59,15 @@ def build_world_model(
     train_tasks: Sequence[Competition],
     out_dir: Path,
     samples_per_task: int,
+    executor: str | Executor | None = None,
 ) -> BuiltWorldModel:
-    """Build the `kind` world model ("surrogate" or "proxy") for a comparison trained with `config`."""
+    """Build the `kind` world model ("surrogate" or "proxy") for a comparison trained with `config`.
+
+    Its real runs (the proxy's, or the surrogate's training log) go through `executor` (None: `executor_of`).
+    """
+    sandbox = executor if executor is not None else executor_of(config)
     if kind == "proxy":
-        return BuiltWorldModel(kind, CheapExecutionProxy(config.executor, limits_of(config), workers=config.workers))
+        return BuiltWorldModel(kind, CheapExecutionProxy(sandbox, limits_of(config), workers=config.workers))
     if kind != "surrogate":
         raise ValueError(f"unknown world model {kind!r}; choose from {', '.join(WORLD_MODELS)}")
     limits = limits_of(config)
@@ -74,7 +80,7 @@ def build_world_model(
     log_path = out_dir / "world_model_log.jsonl"
     log_path.unlink(missing_ok=True)  # a previous comparison's runs would count twice
     log = ExecutionLog(log_path)
-    scores = RealExecution(config.executor, limits, workers=config.workers, log=log).score(rollouts)
+    scores = RealExecution(sandbox, limits, workers=config.workers, log=log).score(rollouts)
     real_s = sum(s.cost_s for s in scores if s is not None)
     began = time.perf_counter()
     surrogate = LearnedSurrogate().fit(log.read(split="train"))

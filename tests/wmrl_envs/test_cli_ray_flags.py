@@ -15,7 +15,7 @@ from wmrl_envs.executor_flags import ray_options
 
 TASK = "telco-customer-churn"
 TRAIN_TASK = "store-item-demand"
-COMMANDS = ["run", "demo", "world-model collect", "bench", "train"]
+COMMANDS = ["run", "demo", "world-model collect", "bench", "train", "compare"]
 
 
 def _closed_address() -> str:
@@ -38,6 +38,9 @@ def _argv(command: str, pool_root: Path, tmp_path: Path) -> list[str]:
     if command == "bench":
         (tmp_path / "solutions").mkdir()
         return ["bench", "--policy", f"dir:{tmp_path / 'solutions'}", "--ids", TASK, "--data-root", str(pool_root),
+                "--out-dir", str(tmp_path / "leaderboards")]  # fmt: skip
+    if command == "compare":
+        return ["compare", "--preset", "smoke", "--data-root", str(pool_root), "--run-dir", str(tmp_path / "runs"),
                 "--out-dir", str(tmp_path / "leaderboards")]  # fmt: skip
     return ["train", "--policy", "program", "--preset", "smoke", "--out", str(tmp_path / "run")]
 
