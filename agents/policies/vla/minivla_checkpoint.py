@@ -116,7 +116,8 @@ def import_prismatic_loader() -> Any:
     except ImportError as err:
         raise MiniVLANotInstalled(
             f"MiniVLA needs the `prismatic` package of openvla-mini, which is not importable here ({err}); "
-            f"install it with: {INSTALL_HINT} (it is a git repository, not on PyPI)"
+            f"install it with: {INSTALL_HINT} (it is a git repository, not on PyPI: the PyPI package named "
+            "`prismatic` is an unrelated library; pip uninstall it if it is installed)"
         ) from err
     return load_vla
 
