@@ -7,7 +7,8 @@ base Qwen2.5 and the vision backbones (timm), so those must be in the local Hugg
 Face / timm caches on a machine without network.
 
 Per step the policy does what openvla-mini's LIBERO evaluation does: the third-person
-image (upright, optionally centre-cropped to 90 % of its area and resized back, as for
+image (upright, through the JPEG round trip and Lanczos resize to 224 px of the training
+data (`openvla_images`), optionally centre-cropped to 90 % of its area and resized back, as for
 checkpoints trained with crop augmentation) goes through the model's own image
 transform; the prompt is the model's own prompt builder around "What action should
 the robot take to {instruction}?" (for MiniVLA's Qwen backbone a chat-formatted turn;
@@ -15,8 +16,7 @@ for OpenVLA's Llama-2 backbone the ``In: ...\\nOut:`` form); the 7 action tokens
 decoded one after the other, each from the LLM's logits restricted to the 256 action
 tokens (`openvla_bins`), and the bins decode to an environment action through the
 checkpoint's action statistics and the LIBERO gripper convention
-(`LiberoActionTokenizer`). The JPEG round trip of OpenVLA's evaluation images is not
-reproduced.
+(`LiberoActionTokenizer`).
 
 For GRPO, `score_tokens` teacher-forces each step's prompt and first six action tokens
 and reads the 7 per-dimension log-probabilities under the same restriction,
@@ -56,6 +56,7 @@ from wmrl_agents.policies.vla.minivla_checkpoint import (
     import_prismatic_loader,
 )
 from wmrl_agents.policies.vla.openvla_bins import ActionStatistics, LiberoActionTokenizer, action_token_ids
+from wmrl_agents.policies.vla.openvla_images import openvla_image
 from wmrl_agents.policies.weights import weights_mismatch
 from wmrl_agents.policy import Episode, Sample, TokenScores
 
@@ -64,7 +65,7 @@ __all__ = ["CENTER_CROP_AREA", "STATE_FORMAT", "MiniVLAInputs", "MiniVLAPolicy",
 STATE_FORMAT = "wmrl-minivla/1"
 CENTER_CROP_AREA = 0.9
 """Share of the image area kept by the centre crop (OpenVLA's crop augmentation and evaluation)."""
-_OPTIONS = ("device", "unnorm_key", "lora_rank", "center_crop", "score_chunk")
+_OPTIONS = ("device", "unnorm_key", "lora_rank", "center_crop", "jpeg_round_trip", "score_chunk")
 
 
 def action_question(instruction: str) -> str:
@@ -95,10 +96,11 @@ class MiniVLAPolicy:
         device: str,
         lora_rank: int | None,
         center_crop: bool,
+        jpeg_round_trip: bool,
         score_chunk: int,
     ) -> None:
         self.run, self.unnorm_key, self.lora_rank = run, unnorm_key, lora_rank
-        self.center_crop, self.score_chunk = center_crop, score_chunk
+        self.center_crop, self.jpeg_round_trip, self.score_chunk = center_crop, jpeg_round_trip, score_chunk
         self.device = torch.device(device)
         self.tokenizer = LiberoActionTokenizer(statistics)
         self.vla = vla.to(self.device)
@@ -132,12 +134,15 @@ class MiniVLAPolicy:
         unnorm_key: str | None = None,
         lora_rank: int | None = None,
         center_crop: bool = True,
+        jpeg_round_trip: bool = True,
         score_chunk: int = 8,
     ) -> MiniVLAPolicy:
         """Load a MiniVLA run folder (or its ``checkpoints/*.pt``) with prismatic's loader onto `device`.
 
         `unnorm_key` picks the dataset statistics that un-normalize actions (needed when the run has several);
-        `lora_rank` trains LoRA adapters instead of the whole LLM; `score_chunk` steps are re-scored per pass.
+        `lora_rank` trains LoRA adapters instead of the whole LLM; `jpeg_round_trip` sends frames through the
+        training data's JPEG + Lanczos path (off: raw frames, for checkpoints trained on them); `score_chunk`
+        steps are re-scored per pass.
         """
         if lora_rank is not None and (isinstance(lora_rank, bool) or not isinstance(lora_rank, int) or lora_rank < 1):
             raise ValueError(f"lora_rank must be a positive int or None (full fine-tuning), got {lora_rank!r}")
@@ -159,6 +164,7 @@ class MiniVLAPolicy:
             device=device or ("cuda" if torch.cuda.is_available() else "cpu"),
             lora_rank=lora_rank,
             center_crop=bool(center_crop),
+            jpeg_round_trip=bool(jpeg_round_trip),
             score_chunk=score_chunk,
         )
 
@@ -181,6 +187,7 @@ class MiniVLAPolicy:
             "unnorm_key": self.unnorm_key,
             "lora_rank": self.lora_rank,
             "center_crop": self.center_crop,
+            "jpeg_round_trip": self.jpeg_round_trip,
             "score_chunk": self.score_chunk,
         }
 
@@ -338,7 +345,7 @@ class MiniVLAPolicy:
 
         values = []
         for image in images:
-            picture = Image.fromarray(image)
+            picture = Image.fromarray(openvla_image(image) if self.jpeg_round_trip else image)
             values.append(self._image_transform(_center_crop(picture) if self.center_crop else picture))
         if isinstance(values[0], dict):
             return {k: torch.stack([v[k] for v in values]).to(self.device) for k in values[0]}
