@@ -8,6 +8,10 @@ its queue first come, first served (ties by trajectory, then turn), which is lis
 scheduling. This is what an asynchronous trainer with a bounded number of runs in flight
 does, so the makespan is what a step of it takes, before the policy update.
 
+With ``turn_barrier`` the trajectories meet after every turn, as in a trainer that
+generates each turn for all trajectories in one batch (``wmrl train``): turn t+1 of any
+trajectory starts once every trajectory that has a turn t has finished it.
+
 List scheduling keeps Graham's guarantees, which the tests check: the makespan is at least
 the longest chain and at least each pool's work over its slots, and (with a single
 contended pool) at most the pool's work over its slots plus the longest chain.
@@ -69,8 +73,13 @@ class _Pool:
         self.waited_s = 0.0
 
 
-def simulate_step(trajectories: list[list[Turn]], slots: dict[str, int | None]) -> StepSchedule:
-    """Run the step's trajectories on pools of `slots` each (None or missing: unlimited); all start at time 0."""
+def simulate_step(
+    trajectories: list[list[Turn]], slots: dict[str, int | None], turn_barrier: bool = False
+) -> StepSchedule:
+    """Run the step's trajectories on pools of `slots` each (None or missing: unlimited); all start at time 0.
+
+    `turn_barrier`: no trajectory starts turn t+1 before every trajectory has finished its turn t.
+    """
     for name, count in slots.items():
         if name not in POOLS:
             raise ValueError(f"unknown pool {name!r}; pools are {', '.join(POOLS)}")
@@ -105,6 +114,24 @@ def simulate_step(trajectories: list[list[Turn]], slots: dict[str, int | None]) 
         waiting[traj] = -1  # in generation
         submit("generation", now, traj, turns[turn_of[traj]].gen_s)
 
+    at_barrier: dict[int, list[int]] = {}
+    reaching = [sum(len(turns) > t for turns in trajectories) for t in range(max(map(len, trajectories), default=0))]
+
+    def end_turn(traj: int, now: float) -> None:
+        turn_of[traj] += 1
+        if not turn_barrier:
+            begin_turn(traj, now)
+            return
+        done = turn_of[traj] - 1
+        if turn_of[traj] >= len(trajectories[traj]):
+            finish[traj] = now  # its last turn: it ends now, and no longer holds the others back
+        met = at_barrier.setdefault(done, [])
+        met.append(traj)
+        if len(met) == reaching[done]:
+            for member in met:
+                if turn_of[member] < len(trajectories[member]):
+                    begin_turn(member, now)
+
     for traj in range(len(trajectories)):
         begin_turn(traj, 0.0)
     while events:
@@ -125,8 +152,7 @@ def simulate_step(trajectories: list[list[Turn]], slots: dict[str, int | None]) 
             waiting[traj] -= 1
             if waiting[traj] > 0:
                 continue
-        turn_of[traj] += 1
-        begin_turn(traj, now)
+        end_turn(traj, now)
     return StepSchedule(
         makespan_s=max(finish, default=0.0),
         finish_s=finish,

@@ -6,7 +6,10 @@ a sandbox (up to 1200 s, each on its own GPU); WMRL scores every turn with the w
 and, for the anchor groups (`AnchorScheduler`: ~10% of groups, at least one per step),
 with a real run as well. Each step is simulated by list scheduling on shared pools
 (`_step_schedule.simulate_step`: turns of a trajectory in order, everything else
-concurrent, first come first served), for 1, 2, 4, ... 1024 sandboxes.
+concurrent, first come first served), for 1, 2, 4, ... 1024 sandboxes. By default the
+trajectories meet after every turn, as in ``wmrl train``, which generates each turn for all
+trajectories in one batch; ``--no-turn-barrier`` models a trainer whose trajectories run
+their turns independently.
 
 Two scenarios by default. ``measured`` takes this machine's figures: run durations drawn
 from the real runs of ``results/world_models_corpus.jsonl`` (else the mean in
@@ -73,6 +76,8 @@ class Scenario:
     anchor_fraction: float = 0.1
     steps: int = 100
     gen_slots: int | None = None
+    turn_barrier: bool = True
+    """Trajectories meet after every turn (one generation batch per turn, as `wmrl train` does)."""
     sources: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -183,8 +188,16 @@ def step_turns(scenario: Scenario, anchors: set[int] | None, durations: np.ndarr
     return trajectories, group_of
 
 
+def _turn_s(turn: Turn) -> float:
+    return turn.gen_s + max((s for _, s in turn.jobs()), default=0.0)
+
+
 def _bounds(schedule: StepSchedule, trajectories: list[list[Turn]], sandboxes: int | None, scenario: Scenario):
-    chain = max(sum(t.gen_s + max((s for _, s in t.jobs()), default=0.0) for t in traj) for traj in trajectories)
+    if scenario.turn_barrier:  # each turn lasts as long as its slowest trajectory's
+        longest = max(map(len, trajectories))
+        chain = sum(max(_turn_s(traj[t]) for traj in trajectories if len(traj) > t) for t in range(longest))
+    else:
+        chain = max(sum(_turn_s(t) for t in traj) for traj in trajectories)
     bounds = {"turn chain": chain}
     if sandboxes is not None:
         bounds["sandboxes"] = schedule.busy_s["sandbox"] / sandboxes
@@ -206,7 +219,7 @@ def simulate(scenario: Scenario, method: str, sandboxes: int | None, replicates:
         anchors = set(scheduler.choose(scenario.groups, step)) if method == "wmrl" else None
         trajectories, group_of = step_turns(scenario, anchors, durations)
         slots = {"sandbox": sandboxes, "world_model": scenario.wm_slots, "generation": scenario.gen_slots}
-        schedule = simulate_step(trajectories, slots)
+        schedule = simulate_step(trajectories, slots, turn_barrier=scenario.turn_barrier)
         bounds = _bounds(schedule, trajectories, sandboxes, scenario)
         label = max(bounds, key=bounds.get)
         votes[label] = votes.get(label, 0) + 1
@@ -310,12 +323,18 @@ def _show(name: str, result: dict[str, Any]) -> None:
     )
     cross, floors = result["crossovers"], result["floors_step_wall_s"]
     saving = by[("real", sizes[-1])]["sandbox_busy_s_per_step"] / by[("wmrl", sizes[-1])]["sandbox_busy_s_per_step"]
+    matches = cross["real_matches_wmrl_from"]
+    catch_up = (
+        f"real GRPO is within {TOLERANCE:.0%} of WMRL's step time from {matches} sandboxes on (beyond that WMRL "
+        f"saves sandbox compute, {saving:.1f}x, not time)"
+        if matches is not None
+        else f"real GRPO stays more than {TOLERANCE:.0%} slower than WMRL up to {sizes[-1]} sandboxes, and WMRL "
+        f"uses {saving:.1f}x less sandbox compute"
+    )
     note(
         f"{name}: floors (unlimited sandboxes) real {floors['real'] / scale:.4g} {wall_unit}, wmrl "
         f"{floors['wmrl'] / scale:.4g} {wall_unit} per step; real saturates at {cross['real_saturates_at']} sandboxes, "
-        f"wmrl at {cross['wmrl_saturates_at']}; real GRPO is within {TOLERANCE:.0%} of WMRL's step time from "
-        f"{cross['real_matches_wmrl_from']} sandboxes on (beyond that WMRL saves sandbox compute, {saving:.1f}x, "
-        "not time)"
+        f"wmrl at {cross['wmrl_saturates_at']}; {catch_up}"
     )
     at = cross["real_saturates_at"] or sizes[-1]
     real, wmrl = by[("real", at)], by[("wmrl", at)]
@@ -343,6 +362,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--group-size", type=int, help="trajectories per group (default 8)")
     parser.add_argument("--turns", type=int, help="turns per trajectory (default 4)")
     parser.add_argument("--steps", type=int, help="steps per training run (default 100)")
+    parser.add_argument(
+        "--no-turn-barrier",
+        dest="turn_barrier",
+        action="store_false",
+        help="trajectories run their turns independently (default: they meet after every turn, as in wmrl train)",
+    )
     parser.add_argument("--max-sandboxes", type=int, default=1024, help="largest pool size (powers of 2 up to it)")
     parser.add_argument("--replicates", type=int, default=16, help="simulated steps per point (default 16)")
     parser.add_argument("--seed", type=int, default=0)
@@ -373,6 +398,11 @@ def _with_flags(scenario: Scenario, args: argparse.Namespace) -> Scenario:
         if value is not None:
             changes[name] = value
             sources[name] = f"flag --{flag.replace('_', '-')}"
+    if args.turn_barrier:
+        sources["turn_barrier"] = "wmrl train: each turn is generated for all trajectories in one batch"
+    else:
+        changes["turn_barrier"] = False
+        sources["turn_barrier"] = "flag --no-turn-barrier"
     if args.exec_s is not None:
         changes["exec_samples_s"] = (args.exec_s,)
         sources["exec_samples_s"] = "flag --exec-s"
@@ -395,7 +425,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python", "benchmarks/scaling_sim.py", *(argv if argv is not None else sys.argv[1:])]),
         "machine": {"python": platform.python_version()},
-        "model": "list scheduling per step (benchmarks/_step_schedule.py); anchors from AnchorScheduler; means of "
+        "model": "list scheduling per step (benchmarks/_step_schedule.py), trajectories meeting after every turn "
+        "unless turn_barrier is false; anchors from AnchorScheduler; means of "
         f"{args.replicates} simulated steps with common run durations across methods and pool sizes",
         "tolerance": TOLERANCE,
         "scenarios": {},

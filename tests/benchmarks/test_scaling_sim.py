@@ -71,6 +71,26 @@ def test_enough_sandboxes_reach_the_longest_chain_and_no_one_waits(trajectories)
     assert schedule.waited_s["sandbox"] == 0
 
 
+def test_with_a_turn_barrier_no_trajectory_starts_a_turn_before_all_finished_the_last() -> None:
+    # A: 1 s then 1 s; B: 10 s then 10 s. Without the barrier A is done at 2 s; with it A's second turn waits for B.
+    steps = [[Turn(exec_s=1), Turn(exec_s=1)], [Turn(exec_s=10), Turn(exec_s=10)], [Turn(exec_s=3)]]
+    assert simulate_step(steps, {"sandbox": 3}).finish_s == [2.0, 20.0, 3.0]
+    assert simulate_step(steps, {"sandbox": 3}, turn_barrier=True).finish_s == [11.0, 20.0, 3.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps, st.integers(1, 16))
+def test_with_a_turn_barrier_each_turn_lasts_its_slowest_trajectory_at_least(trajectories, sandboxes) -> None:
+    longest = max(map(len, trajectories))
+    turn_chain = sum(max(t[i].gen_s + t[i].exec_s for t in trajectories if len(t) > i) for i in range(longest))
+    work = sum(t.exec_s for traj in trajectories for t in traj)
+    unlimited = simulate_step(trajectories, {}, turn_barrier=True)
+    assert unlimited.makespan_s == pytest.approx(turn_chain)
+    limited = simulate_step(trajectories, {"sandbox": sandboxes}, turn_barrier=True)
+    assert limited.makespan_s >= max(turn_chain, work / sandboxes) - EPS
+    assert limited.busy_s["sandbox"] == pytest.approx(work)
+
+
 def test_the_sweep_counts_runs_and_compute_as_the_method_says(tmp_path: Path) -> None:
     out = tmp_path / "sim.json"
     args = ["--scenario", "paper", "--max-sandboxes", "128", "--replicates", "2", "--out", str(out)]
@@ -82,8 +102,12 @@ def test_the_sweep_counts_runs_and_compute_as_the_method_says(tmp_path: Path) ->
     assert real["executions_per_step"] == 8 * 8 * 4
     assert wmrl["executions_per_step"] == 1 * 8 * 4  # 10% of 8 groups: the scheduler's floor of one anchor group
     assert real["sandbox_busy_s_per_step"] == pytest.approx(256 * 1200)
-    # One sandbox: every run in series, plus the update.
-    assert real["step_wall_s"] == pytest.approx(256 * 1200 + 60 + 120, rel=1e-6)
+    # One sandbox: every run in series, each turn's generation batch between them (the turn barrier), the update.
+    assert real["step_wall_s"] == pytest.approx(256 * 1200 + 4 * 60 + 120, rel=1e-6)
     # Unlimited sandboxes: four turns of generation and a 1200 s run, then the update.
     assert paper["floors_step_wall_s"]["real"] == pytest.approx(4 * (60 + 1200) + 120)
     assert paper["crossovers"]["real_saturates_at"] == 64 and paper["crossovers"]["wmrl_saturates_at"] == 8
+    independent = scaling_sim.main([*args, "--no-turn-barrier"])["scenarios"]["paper"]
+    # Without the barrier, later turns' generation overlaps other trajectories' runs: only the first is exposed.
+    assert independent["rows"][0]["step_wall_s"] == pytest.approx(256 * 1200 + 60 + 120, rel=1e-6)
+    assert independent["parameters"]["turn_barrier"] is False
