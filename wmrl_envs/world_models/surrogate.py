@@ -141,7 +141,11 @@ class LearnedSurrogate:
     # --- fitting ----------------------------------------------------------------------------
 
     def fit(self, entries: Sequence[LogEntry]) -> LearnedSurrogate:
-        """Fit both ensembles on training-split log entries; raises on held-out entries or too little data."""
+        """Fit both ensembles on training-split log entries; raises on held-out entries or too little data.
+
+        The fit does not depend on the entries' order: a log's order is the order its parallel runs
+        happened to finish in, and the same runs must give the same world model.
+        """
         held_out = sorted({e.task_id for e in entries if e.split != Split.TRAIN.value})
         if held_out:
             raise HeldOutEntriesError(
@@ -149,6 +153,7 @@ class LearnedSurrogate:
                 "were passed to fit; a world model must never learn from held-out tasks. "
                 "Read the log with ExecutionLog.read(split='train')."
             )
+        entries = sorted(entries, key=_canonical_order)
         valid = [e for e in entries if e.outcome_status == PredictedStatus.VALID.value]
         if len(valid) < 2:
             raise WmrlError(
@@ -363,3 +368,8 @@ def _metric_kind(metric: str) -> str:
         return str(get_metric(metric).kind)
     except (UnknownMetricError, KeyError, ValueError):
         return ""
+
+
+def _canonical_order(entry: LogEntry) -> tuple[Any, ...]:
+    """A sort key that orders log entries by what they hold, not by when they were logged."""
+    return (entry.task_id, entry.solution_hash, entry.outcome_status, entry.position, entry.code)

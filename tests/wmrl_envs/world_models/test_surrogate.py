@@ -8,6 +8,8 @@ from pathlib import Path
 
 import joblib
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.execution_log import ExecutionLog, LogEntry
@@ -84,6 +86,19 @@ def test_predictions_follow_the_real_quality_of_solutions_it_was_fit_on(
     assert predicted_best.position > predicted_prior.position
     assert 0.0 <= predicted_best.position <= 1.0 and predicted_best.uncertainty is not None
     assert json.loads(predicted_best.raw)["task_seen_in_training"] is True
+
+
+@pytest.mark.slow
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(10)))
+def test_the_same_runs_logged_in_another_order_give_the_same_model(
+    fitted: LearnedSurrogate, real_log: list[LogEntry], order: list[int]
+) -> None:
+    # A log's order is the order parallel runs happened to finish in; it must not change the world model.
+    shuffled = LearnedSurrogate().fit([real_log[i] for i in order])
+    for entry in real_log:
+        a, b = fitted.predict_entry(entry), shuffled.predict_entry(entry)
+        assert (a.status, a.position, a.uncertainty) == (b.status, b.position, b.uncertainty)
 
 
 @pytest.mark.slow
