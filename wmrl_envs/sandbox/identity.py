@@ -10,7 +10,7 @@ the private answers (root-owned, mode 0700) are unreadable.
 from __future__ import annotations
 
 import os
-import random
+import secrets
 from pathlib import Path
 
 from wmrl_envs.sandbox.proctree import pids_of_uid
@@ -23,11 +23,16 @@ UID_SPAN = 1 << 20
 
 
 def fresh_uid() -> int | None:
-    """An unused uid for one run when we are root, else None (runs keep the caller's uid)."""
+    """An unused uid for one run when we are root, else None (runs keep the caller's uid).
+
+    Drawn from the OS's randomness, never from `random`: trainers seed that generator, and two
+    processes with the same seed would hand their runs the same uids, so each run's end would
+    sweep up the other's processes.
+    """
     if os.geteuid() != 0:
         return None
     for _ in range(32):
-        uid = UID_BASE + random.randrange(UID_SPAN)
+        uid = UID_BASE + secrets.randbelow(UID_SPAN)
         if not pids_of_uid(uid):
             return uid
     raise RuntimeError(f"no free sandbox uid found in [{UID_BASE}, {UID_BASE + UID_SPAN})")
