@@ -22,7 +22,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         description="Train the CPU program policy under each reward source from the same seed, evaluate each on "
         "the held-out split, and write compare-<preset>.json and .png.",
     )
-    compare.add_argument("--preset", default="quick", choices=_PRESETS, help="run size (default: quick, ~15 min)")
+    compare.add_argument("--preset", default="quick", choices=_PRESETS, help="run size (default: quick, ~8 min on 2 cores)")
     compare.add_argument("--ablation", action="store_true", help="also train Online-Debiasing-only and IVD-only")
     compare.add_argument("--methods", nargs="+", default=None, choices=_METHODS + _ABLATIONS, help="a subset")
     compare.add_argument("--world-model", default="surrogate", choices=["surrogate", "proxy"])
