@@ -1,6 +1,6 @@
 """The sandbox flags every command that runs solutions shares: ``--executor`` and ``--ray-*``.
 
-``wmrl run``, ``demo``, ``world-model collect``, ``bench`` and ``train`` all run solutions,
+``wmrl run``, ``demo``, ``world-model collect``, ``bench``, ``train`` and ``compare`` run solutions,
 and any of them may send the runs to a Ray cluster, so they take the same flags, added
 here once, and turn them into an executor the same way. The Ray flags mean nothing to the
 other backends; given with one of them they are an error, not silently dropped.
