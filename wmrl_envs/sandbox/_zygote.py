@@ -16,6 +16,7 @@ import json
 import os
 import resource
 import runpy
+import site
 import signal
 import socket
 import sys
@@ -166,6 +167,8 @@ def main():
     config = json.loads(sys.argv[1])
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     sock = socket.socket(fileno=config["socket_fd"])
+    for directory in config.get("site_dirs", []):  # the host's user site: -s skips it, HOME differs here
+        site.addsitedir(directory)
     failed = []
     for name in config["preload"]:
         try:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path, PurePosixPath
 
 from wmrl_envs.sandbox.base import ExecutionResult, Limits, Status
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error
+from wmrl_envs.sandbox.probe import probe_problem
 from wmrl_envs.sandbox.proctree import pids_of_uid
 from wmrl_envs.sandbox.programs import SANDBOX_LIB, bind_args
 from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots
@@ -55,16 +55,10 @@ class BwrapExecutor:
         self.bwrap = bwrap or shutil.which("bwrap") or "/usr/bin/bwrap"
 
     def probe(self) -> str | None:
-        """Why this backend cannot run here, or None when a trivial sandboxed run succeeds."""
+        """Why this backend cannot run solutions here, or None when a sandboxed run imports the stack."""
         if not os.access(self.bwrap, os.X_OK):
             return f"bubblewrap not found at {self.bwrap} (apt-get install bubblewrap)"
-        with tempfile.TemporaryDirectory(prefix="wmrl-probe-") as tmp:
-            data, out = Path(tmp, "data"), Path(tmp, "out")
-            data.mkdir()
-            result = self.run("print('wmrl-probe-ok')", out, data, Limits(wall_time_s=30, memory_mb=1024))
-        if result.status is Status.OK and "wmrl-probe-ok" in result.stdout:
-            return None
-        return f"probe run ended {result.status.value}: {result.message} {result.stderr[-500:]}".strip()
+        return probe_problem(self)
 
     def run(self, code: str, workdir: Path, public_data: Path, limits: Limits) -> ExecutionResult:
         """Run `code` in a fresh bubblewrap sandbox; see the module docstring for what it sees."""
@@ -74,6 +68,8 @@ class BwrapExecutor:
             return infra_error(self.name, prepared)
         workdir, public_data = prepared
         with run_dir(code, uid, prefix="wmrl-bwrap-") as run:
+            if uid is not None and any(Path("/tmp") in root.parents for root in python_roots()):
+                run.tmp.chmod(0o711)  # the launcher starts as root without DAC override: let it reach a venv in /tmp
             launch = Launch(
                 command=lambda fd: self._command(fd, workdir, public_data, run, limits, uid),
                 backend=self.name,

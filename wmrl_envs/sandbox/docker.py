@@ -52,6 +52,7 @@ from wmrl_envs.sandbox.capture import BoundedLog
 from wmrl_envs.sandbox.cgroups import _memory_bytes
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error, outcome
+from wmrl_envs.sandbox.probe import probe_problem
 from wmrl_envs.sandbox.proctree import kill_sweep, pids_of_uid
 from wmrl_envs.sandbox.programs import HOST_DIR, PROGRAM_FILES, SANDBOX_LIB
 from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots
@@ -107,7 +108,7 @@ class DockerExecutor:
             return self._client
 
     def probe(self) -> str | None:
-        """Why this backend cannot run here, or None when the daemon answers and the image exists."""
+        """Why this backend cannot run solutions here, or None when a container run imports the stack."""
         import docker
 
         try:
@@ -117,7 +118,7 @@ class DockerExecutor:
             return f"docker image {self.image!r} not found: {self._missing_image_hint()}"
         except docker.errors.DockerException as exc:
             return f"no docker daemon answers ({exc}); start dockerd (see wmrl_envs/sandbox/docker.py) or use bwrap"
-        return None
+        return probe_problem(self)
 
     def reap(self) -> int:
         """Remove labelled containers whose owning process is gone, or that its ``finally`` missed; returns how many.

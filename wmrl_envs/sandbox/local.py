@@ -34,6 +34,7 @@ from wmrl_envs.sandbox.cgroups import RunCgroup
 from wmrl_envs.sandbox.exposure import plan_exposure
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error
+from wmrl_envs.sandbox.probe import probe_problem
 from wmrl_envs.sandbox.proctree import children, descendants, pids_of_uid, pids_with_marker
 from wmrl_envs.sandbox.programs import HOST_DIR
 from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots
@@ -65,6 +66,10 @@ class LocalExecutor:
 
     def __init__(self, use_cgroups: bool = True) -> None:
         self.use_cgroups = use_cgroups
+
+    def probe(self) -> str | None:
+        """Why this backend cannot run solutions here, or None when a run imports the stack."""
+        return probe_problem(self)
 
     def run(self, code: str, workdir: Path, public_data: Path, limits: Limits) -> ExecutionResult:
         """Run `code` with ``DATA_DIR=public_data`` and ``OUTPUT_DIR=workdir``, bounded by `limits`."""

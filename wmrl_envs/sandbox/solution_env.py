@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, Limits
+from wmrl_envs.sandbox.pythonpaths import user_site_env
 
 __all__ = ["THREAD_VARS", "solution_env"]
 
@@ -46,4 +47,5 @@ def solution_env(
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     env.update({var: str(limits.cpus) for var in THREAD_VARS})
+    env.update(user_site_env())  # HOME is the run's own: point Python at the user site we import from
     return env

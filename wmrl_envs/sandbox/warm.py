@@ -39,9 +39,10 @@ from wmrl_envs.sandbox.base import ExecutionResult, Limits
 from wmrl_envs.sandbox.bwrap import SANDBOX_CODE, SANDBOX_DATA, SANDBOX_OUTPUT, filesystem_args
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error, outcome
+from wmrl_envs.sandbox.probe import probe_problem
 from wmrl_envs.sandbox.proctree import kill_sweep, pids_of_uid, usage
 from wmrl_envs.sandbox.programs import SANDBOX_LIB
-from wmrl_envs.sandbox.pythonpaths import interpreter
+from wmrl_envs.sandbox.pythonpaths import interpreter, user_site
 from wmrl_envs.sandbox.rlimits import rlimits_for
 from wmrl_envs.sandbox.rundir import prepare_dirs, run_dir
 from wmrl_envs.sandbox.solution_env import THREAD_VARS, solution_env
@@ -89,17 +90,11 @@ class WarmBwrapExecutor:
         self.close()
 
     def probe(self) -> str | None:
-        """Why this backend cannot run here, or None when the zygote starts and serves a run."""
+        """Why this backend cannot run solutions here, or None when the zygote serves a run that imports the stack."""
         problem = self._start()
         if problem is not None:
             return problem
-        with tempfile.TemporaryDirectory(prefix="wmrl-probe-") as tmp:
-            data, out = Path(tmp, "data"), Path(tmp, "out")
-            data.mkdir(mode=0o755)
-            result = self.run("print('wmrl-probe-ok')", out, data, Limits(wall_time_s=30))
-        if result.ok and "wmrl-probe-ok" in result.stdout:
-            return None
-        return f"probe run ended {result.status.value}: {result.message} {result.stderr[-500:]}".strip()
+        return probe_problem(self)
 
     def close(self) -> None:
         """Stop the zygote (runs in flight are killed with it) and remove its scratch."""
@@ -185,7 +180,8 @@ class WarmBwrapExecutor:
             self._scratch = Path(tempfile.mkdtemp(prefix="wmrl-zygote-"))
             (self._scratch / "tmp").mkdir()
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            config = {"socket_fd": theirs.fileno(), "preload": list(self.preload)}
+            user = user_site()
+            config = {"socket_fd": theirs.fileno(), "preload": list(self.preload), "site_dirs": [user] if user else []}
             self._sock = ours
             try:
                 with open(self._scratch / "zygote.log", "wb") as log:
