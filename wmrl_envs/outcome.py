@@ -14,6 +14,7 @@ from typing import Any
 from wmrl_envs.competition import Competition
 from wmrl_envs.grading import Grade, Grader
 from wmrl_envs.sandbox.base import ExecutionResult, Executor, Limits, Status
+from wmrl_envs.sandbox.probe import confirm_infra_fault
 
 __all__ = ["Outcome", "execute_and_grade", "execution_summary"]
 
@@ -49,7 +50,7 @@ def execute_and_grade(
 ) -> Outcome:
     """Run `code` in `executor` against the competition's public data, then grade what it wrote."""
     workdir.mkdir(parents=True, exist_ok=True)
-    execution = executor.run(code, workdir, competition.public_dir, limits)
+    execution = confirm_infra_fault(executor, executor.run(code, workdir, competition.public_dir, limits))
     if execution.status is not Status.OK:
         detail = f": {execution.message}" if execution.message else ""
         grade = Grade(valid=False, reason=f"the run ended with status {execution.status.value}{detail}")

@@ -29,6 +29,7 @@ from _nsutil import (  # noqa: E402 - a sibling file, found by path: no package 
     CLONE_NEWNS,
     CLONE_NEWPID,
     CLONE_NEWUTS,
+    MS_BIND,
     MS_NODEV,
     MS_NOEXEC,
     MS_NOSUID,
@@ -57,11 +58,16 @@ def run_child(request, fds):
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     unshare(flags)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
+    python_under_tmp = [(path, os.open(path, os.O_PATH)) for path in request.get("python_under_tmp", [])]
     for tree_fd, (target, read_only) in zip(trees, TREES, strict=True):
         attach_tree(tree_fd, target)
         os.close(tree_fd)
         if read_only:
             make_read_only(target)
+    for path, fd in python_under_tmp:  # the run's /tmp hides an interpreter kept under the host's /tmp: bind it back
+        mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        make_read_only(path)
+        os.close(fd)
     mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={request['shm_bytes']}")
     loopback_up()
     init = os.fork()

@@ -34,7 +34,7 @@ from wmrl_envs.sandbox.proctree import pids_of_uid
 from wmrl_envs.sandbox.programs import SANDBOX_LIB, bind_args
 from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots
 from wmrl_envs.sandbox.rlimits import rlimits_for
-from wmrl_envs.sandbox.rundir import RunDir, prepare_dirs, run_dir
+from wmrl_envs.sandbox.rundir import RunDir, open_tmp_to, prepare_dirs, run_dir
 from wmrl_envs.sandbox.solution_env import solution_env
 from wmrl_envs.sandbox.supervise import Launch, supervise
 
@@ -68,8 +68,8 @@ class BwrapExecutor:
             return infra_error(self.name, prepared)
         workdir, public_data = prepared
         with run_dir(code, uid, prefix="wmrl-bwrap-") as run:
-            if uid is not None and any(Path("/tmp") in root.parents for root in python_roots()):
-                run.tmp.chmod(0o711)  # the launcher starts as root without DAC override: let it reach a venv in /tmp
+            if uid is not None:
+                open_tmp_to(run, python_roots())
             launch = Launch(
                 command=lambda fd: self._command(fd, workdir, public_data, run, limits, uid),
                 backend=self.name,

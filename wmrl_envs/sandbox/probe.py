@@ -10,14 +10,19 @@ interpreter, the failure and the fix when that does not work.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
+import threading
+import time
+import weakref
+from dataclasses import replace
 from pathlib import Path
 
-from wmrl_envs.sandbox.base import Executor, Limits, Status
+from wmrl_envs.sandbox.base import ExecutionResult, Executor, Limits, Status
 from wmrl_envs.sandbox.pythonpaths import interpreter
 
-__all__ = ["CONTRACT_MODULES", "probe_problem"]
+__all__ = ["CONTRACT_MODULES", "confirm_infra_fault", "probe_problem"]
 
 CONTRACT_MODULES = ("numpy", "pandas", "sklearn")
 """Modules every solution may import; their absence inside a sandbox is a fault of the sandbox."""
@@ -56,3 +61,30 @@ def probe_problem(executor: Executor, limits: Limits | None = None) -> str | Non
         f"(prefix {sys.prefix}). Install wmrl's dependencies into the environment you run wmrl from "
         f"(`python -m pip install -e .` inside its venv), or run wmrl from the environment that has them"
     )
+
+
+_MISSING_CONTRACT = re.compile(r"ModuleNotFoundError: No module named '(?:" + "|".join(CONTRACT_MODULES) + r")[.']")
+_RECHECK_S = 60.0
+_passed_at: weakref.WeakKeyDictionary[object, float] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def confirm_infra_fault(executor: Executor, result: ExecutionResult) -> ExecutionResult:
+    """`result` as an infra-error when the run died on a missing contract module and a fresh probe fails too.
+
+    The probe, not the solution's own output, decides: a solution that prints such an error itself stays a
+    solution failure (and is scored), so no solution can make itself unscored. A passing probe is trusted
+    for a minute, so repeated failures cost one probe at most per minute.
+    """
+    if result.status is not Status.ERROR or not _MISSING_CONTRACT.search(result.stderr):
+        return result
+    with _lock:
+        recent = time.monotonic() - _passed_at.get(executor, -_RECHECK_S) < _RECHECK_S
+    if recent:
+        return result
+    problem = probe_problem(executor)
+    if problem is None:
+        with _lock:
+            _passed_at[executor] = time.monotonic()
+        return result
+    return replace(result, status=Status.INFRA_ERROR, message=f"the sandbox cannot run solutions: {problem}")

@@ -19,7 +19,7 @@ from wmrl_envs.sandbox.base import SUBMISSION_FILENAME
 from wmrl_envs.sandbox.exposure import unreadable_reason
 from wmrl_envs.sandbox.identity import give_to
 
-__all__ = ["RunDir", "prepare_dirs", "run_dir"]
+__all__ = ["RunDir", "open_tmp_to", "prepare_dirs", "run_dir"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,21 @@ def run_dir(code: str, uid: int | None, prefix: str = "wmrl-run-") -> Iterator[R
         yield run
     finally:
         shutil.rmtree(run.root, ignore_errors=True)
+
+
+def open_tmp_to(run: RunDir, paths: list[Path]) -> None:
+    """Let a root launcher without DAC override reach `paths` (an interpreter under /tmp) through the run's /tmp.
+
+    The run's scratch becomes its /tmp, which hides whatever the host keeps under /tmp (a venv made there):
+    the scratch is made traversable (not listable) and holds a mount point for each path to bind back.
+    """
+    tmp = Path("/tmp")
+    inside = [p for p in paths if tmp in p.parents]
+    if not inside:
+        return
+    run.tmp.chmod(0o711)
+    for path in inside:
+        (run.tmp / path.relative_to(tmp)).mkdir(parents=True, exist_ok=True)
 
 
 def prepare_dirs(workdir: Path, public_data: Path, uid: int | None) -> tuple[Path, Path] | str:

@@ -42,9 +42,9 @@ from wmrl_envs.sandbox.outcome import infra_error, outcome
 from wmrl_envs.sandbox.probe import probe_problem
 from wmrl_envs.sandbox.proctree import kill_sweep, pids_of_uid, usage
 from wmrl_envs.sandbox.programs import SANDBOX_LIB
-from wmrl_envs.sandbox.pythonpaths import interpreter, user_site
+from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots, user_site
 from wmrl_envs.sandbox.rlimits import rlimits_for
-from wmrl_envs.sandbox.rundir import prepare_dirs, run_dir
+from wmrl_envs.sandbox.rundir import open_tmp_to, prepare_dirs, run_dir
 from wmrl_envs.sandbox.solution_env import THREAD_VARS, solution_env
 from wmrl_envs.sandbox.streams import RunStreams
 
@@ -122,6 +122,7 @@ class WarmBwrapExecutor:
             return infra_error(self.name, prepared)
         workdir, public_data = prepared
         with run_dir(code, uid, prefix="wmrl-warm-") as run:
+            open_tmp_to(run, python_roots())
             started = time.monotonic()
             streams = RunStreams(limits)
             try:
@@ -151,6 +152,7 @@ class WarmBwrapExecutor:
             "uid": uid,
             "cpus": limits.cpus,
             "shm_bytes": limits.memory_mb * (1 << 20) // 4,
+            "python_under_tmp": [str(p) for p in python_roots() if Path("/tmp") in p.parents],
         }
 
     def _send(self, request: dict, streams: RunStreams, folders: list[Path]) -> str | None:
