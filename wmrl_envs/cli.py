@@ -177,6 +177,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             "score": o.grade.score,
             "position": round(o.position, 4),
             "wall_s": round(o.execution.wall_s, 2),
+            "reason": "" if o.grade.valid else o.grade.reason,
         }
         for c, o in results
     ]

@@ -100,6 +100,7 @@ def _compare(
             "by_category": result.by_category,
             "summary": data["summary"],
             "eval_real_exec_s": data["meta"]["real_exec_s"],
+            "infra_errors": data["meta"]["infra_errors"],
         }
 
     console.note(f"compare {preset.name}: held-out avg@{preset.eval_k} of the untrained {POLICY} policy")

@@ -52,3 +52,14 @@ def test_an_unknown_task_is_a_clear_error_not_a_traceback(pool_root, tmp_path, c
 def test_a_missing_solution_file_is_a_clear_error(pool_root, capsys) -> None:
     assert main(["run", "--task", TASK, "/nonexistent/solution.py", "--data-root", str(pool_root)]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_demo_says_why_each_failed_run_scored_nothing(pool_root, monkeypatch, capsys) -> None:
+    import wmrl_tasks.mledojo.pool.baselines as baselines
+
+    monkeypatch.setattr(baselines, "baseline_code", lambda _id: "import sys; sys.exit('no model fitted here')\n")
+    assert main(["demo", "--split", "held-out", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["status"] == "error" and r["valid"] is False for r in rows)
+    assert all("no model fitted here" in r["reason"] for r in rows)
