@@ -23,14 +23,18 @@ def main(compare_json: str, run_dir: str) -> int:
     for line in steps_file.read_text().splitlines():
         rewards = json.loads(line)["rewards"]
         if rewards["unscored_turns"]:
-            problems.append(f"real GRPO step {json.loads(line)['step']}: {rewards['unscored_turns']} unscored real run(s)")
+            problems.append(
+                f"real GRPO step {json.loads(line)['step']}: {rewards['unscored_turns']} unscored real run(s)"
+            )
         real_turns += rewards["turns"]
         valid_turns += round(rewards["valid_rate"] * rewards["turns"])
     if max(valid_rates) == 0 and valid_turns == 0:
         problems.append(f"every real run failed: 0 valid of {real_turns} training runs and every held-out evaluation")
     for problem in problems:
         print(f"ci: {problem}", file=sys.stderr)
-    print(f"ci: main job checked: {valid_turns}/{real_turns} valid real training runs, held-out valid rates {valid_rates}")
+    print(
+        f"ci: main job checked: {valid_turns}/{real_turns} valid real training runs, held-out valid rates {valid_rates}"
+    )
     return 1 if problems else 0
 
 

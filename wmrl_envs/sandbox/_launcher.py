@@ -2,7 +2,7 @@
 
 Why a launcher at all: ``wait4`` on bubblewrap reports bubblewrap's usage, not the
 solution's, and a solution may leave ``setsid``/double-forked grandchildren behind.
-This tiny stdlib-only program (run as ``python -I -S _launcher.py <config>``) sits between
+This tiny stdlib-only program (run as ``python -I -S _launcher.py fd:N``, its config in fd N) sits between
 the backend and the solution: it joins the run's cgroups, optionally re-exposes paths an
 unprivileged uid cannot traverse, becomes a child subreaper (so orphans come back to it),
 starts the solution with its rlimits and uid, waits, kills every leftover descendant and
@@ -153,8 +153,21 @@ def behind_shim(config):
     os._exit(os.waitstatus_to_exitcode(status))
 
 
+def load_config(argument):
+    """The run's config: ``fd:N`` (read from an inherited memfd, so no other process can read it from our command
+    line, which every process of the host may), or the JSON itself (docker, where the container hides it)."""
+    if not argument.startswith("fd:"):
+        return json.loads(argument)
+    fd = int(argument[3:])
+    chunks = []
+    while chunk := os.pread(fd, 1 << 16, sum(map(len, chunks))):
+        chunks.append(chunk)
+    os.close(fd)
+    return json.loads(b"".join(chunks))
+
+
 def main():
-    config = json.loads(sys.argv[1])
+    config = load_config(sys.argv[1])
     parent = behind_shim(config) if config.get("shim") else None
     signal.signal(signal.SIGTERM, on_term)
     die_with(parent, signal.SIGTERM)

@@ -16,14 +16,14 @@ import json
 import os
 import resource
 import runpy
-import site
 import signal
+import site
 import socket
 import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _nsutil import (  # noqa: E402 - a sibling file, found by path: no package is importable yet
+from _nsutil import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
     CLONE_NEWNS,
@@ -54,6 +54,9 @@ TREES = (("/sandbox/data", True), ("/sandbox/output", False), ("/sandbox/code", 
 def run_child(request, fds):
     """Build the run's namespaces and folders, start its pid 1, and leave (pid 1 needs no parent here)."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for procs in request.get("cgroup_procs", []):  # the run's memory, pids and CPU bound, for all it starts
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
     out_w, err_w, report_w, *trees = fds
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     unshare(flags)

@@ -21,12 +21,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path, PurePosixPath
 
-from wmrl_envs.sandbox.base import ExecutionResult, Limits, Status
+from wmrl_envs.sandbox.base import ExecutionResult, Limits
+from wmrl_envs.sandbox.cgroups import RunCgroup
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error
 from wmrl_envs.sandbox.probe import probe_problem
@@ -70,29 +70,49 @@ class BwrapExecutor:
         with run_dir(code, uid, prefix="wmrl-bwrap-") as run:
             if uid is not None:
                 open_tmp_to(run, python_roots())
+            cgroup = RunCgroup.create(limits) if uid is not None else None
             launch = Launch(
-                command=lambda fd: self._command(fd, workdir, public_data, run, limits, uid),
+                config=self._config(limits, uid),
+                command=lambda argument: self._command(argument, workdir, public_data, run, limits, uid, cgroup),
                 backend=self.name,
                 workdir=workdir,
                 solution_processes=(lambda _pid: pids_of_uid(uid)) if uid is not None else None,
-                extra={"uid": uid},
+                memory_events=cgroup.oom_killed if cgroup is not None else (lambda: False),
+                extra={
+                    "uid": uid,
+                    "cgroup": cgroup.kind if cgroup else None,
+                    "cpu_bound": bool(cgroup and cgroup.cpu_bound),
+                },
             )
-            return supervise(launch, limits)
+            try:
+                return supervise(launch, limits)
+            finally:
+                if cgroup is not None:
+                    cgroup.remove()
 
-    def _command(
-        self, report_fd: int, workdir: Path, public_data: Path, run: RunDir, limits: Limits, uid: int | None
-    ) -> list[str]:
+    @staticmethod
+    def _config(limits: Limits, uid: int | None) -> dict:
         python = interpreter()
-        config = {
+        return {
             "argv": [str(python), str(SANDBOX_CODE / "solution.py")],
             "env": solution_env(SANDBOX_DATA, SANDBOX_OUTPUT, PurePosixPath("/tmp"), python.parent, limits),
             "cwd": str(SANDBOX_OUTPUT),
             "rlimits": rlimits_for(limits),
             "uid": uid,
             "gid": uid,
-            "report_fd": report_fd,
         }
-        return [
+
+    def _command(
+        self,
+        argument: str,
+        workdir: Path,
+        public_data: Path,
+        run: RunDir,
+        limits: Limits,
+        uid: int | None,
+        cgroup: RunCgroup | None,
+    ) -> list[str]:
+        command = [
             self.bwrap,
             *_namespace_args(as_root=uid is not None),
             *filesystem_args(run.tmp, limits),
@@ -101,8 +121,9 @@ class BwrapExecutor:
             "--ro-bind", str(run.code), str(SANDBOX_CODE),
             "--chdir", str(SANDBOX_OUTPUT),
             "--",
-            str(python), "-I", "-S", str(SANDBOX_LIB / "_launcher.py"), json.dumps(config),
+            str(interpreter()), "-I", "-S", str(SANDBOX_LIB / "_launcher.py"), argument,
         ]  # fmt: skip
+        return cgroup.joined(command) if cgroup is not None else command
 
 
 def _namespace_args(as_root: bool) -> list[str]:

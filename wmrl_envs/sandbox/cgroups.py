@@ -1,15 +1,18 @@
-"""Best-effort memory and pids cgroup for one run (v1 or v2), never required.
+"""Best-effort memory, pids and CPU cgroup for one run (v1 or v2), never required.
 
 rlimits bound each process; a cgroup bounds the run as a whole (resident memory of all
-its processes, tmpfs pages included, and its task count) and tells us when the kernel
-OOM-killed inside it. Many hosts (containers, unprivileged users) have no writable
-hierarchy: then `RunCgroup.create` returns None and the rlimits stand alone.
+its processes, tmpfs pages included, its task count and, where the cpu controller is
+writable, its CPU time to ``Limits.cpus`` cores) and tells us when the kernel OOM-killed
+inside it. Many hosts (containers, unprivileged users) have no writable hierarchy: then
+`RunCgroup.create` returns None and the rlimits stand alone; `RunCgroup.cpu_bound` says
+whether the CPU share is enforced.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +23,7 @@ __all__ = ["RunCgroup"]
 
 ROOT = Path("/sys/fs/cgroup")
 _MB = 1 << 20
+_CPU_PERIOD_US = 100_000
 
 
 def _memory_bytes(limits: Limits) -> int:
@@ -34,6 +38,7 @@ class RunCgroup:
 
     kind: str
     dirs: list[Path]
+    cpu_bound: bool = False
 
     @classmethod
     def create(cls, limits: Limits) -> RunCgroup | None:
@@ -49,6 +54,15 @@ class RunCgroup:
         return None
 
     @classmethod
+    def parents(cls, limits: Limits) -> list[Path]:
+        """The folders runs' cgroups are made in (created now), for a sandbox that must bind them in; [] if none."""
+        group = cls.create(limits)
+        if group is None:
+            return []
+        group.remove()
+        return [d.parent for d in group.dirs]
+
+    @classmethod
     def _v2(cls, name: str, limits: Limits) -> RunCgroup | None:
         if not {"memory", "pids"} <= set((ROOT / "cgroup.controllers").read_text().split()):
             return None
@@ -61,6 +75,13 @@ class RunCgroup:
         (group.dirs[0] / "memory.max").write_text(str(_memory_bytes(limits)))
         (group.dirs[0] / "memory.swap.max").write_text("0")
         (group.dirs[0] / "pids.max").write_text(str(limits.max_processes + 1))
+        try:
+            (ROOT / "cgroup.subtree_control").write_text("+cpu")
+            (parent / "cgroup.subtree_control").write_text("+cpu")
+            (group.dirs[0] / "cpu.max").write_text(f"{limits.cpus * _CPU_PERIOD_US} {_CPU_PERIOD_US}")
+            group.cpu_bound = True
+        except OSError:
+            pass  # no cpu controller to delegate: the thread variables are the only CPU bound
         return group
 
     @classmethod
@@ -78,12 +99,27 @@ class RunCgroup:
         except OSError:
             group.remove()
             raise
+        cpu = ROOT / "cpu" / "wmrl" / name
+        try:
+            cpu.mkdir(parents=True)
+            group.dirs.append(cpu)
+            (cpu / "cpu.cfs_period_us").write_text(str(_CPU_PERIOD_US))
+            (cpu / "cpu.cfs_quota_us").write_text(str(limits.cpus * _CPU_PERIOD_US))
+            group.cpu_bound = True
+        except OSError:
+            pass  # no writable cpu controller: the thread variables are the only CPU bound
         return group
 
     @property
     def procs_files(self) -> list[str]:
         """Files the launcher writes its pid to, to join the cgroup before starting the solution."""
         return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def joined(self, command: list[str]) -> list[str]:
+        """`command` started inside this cgroup (a shell joins it, then execs it), for sandboxes that hide /sys."""
+        files = " ".join(shlex.quote(path) for path in self.procs_files)
+        script = f'for f in {files}; do echo $$ > "$f" || exit 125; done; exec "$@"'
+        return ["/bin/sh", "-c", script, "wmrl-cgroup", *command]
 
     def pids(self) -> set[int]:
         """Processes currently in the run's cgroup."""

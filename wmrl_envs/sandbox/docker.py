@@ -211,7 +211,9 @@ class DockerExecutor:
 
     def _missing_image_hint(self) -> str:
         if self.image == BASE_IMAGE or self.bind_host_python:
-            return f"run `python -m wmrl_envs.sandbox.docker_image --image {self.image}` to build it from an empty tarball"
+            return (
+                f"run `python -m wmrl_envs.sandbox.docker_image --image {self.image}` to build it from an empty tarball"
+            )
         return "build it, or `docker load` / `docker import` it (images cannot be pulled on offline machines)"
 
     def _python(self) -> str:

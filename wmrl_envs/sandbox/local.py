@@ -22,7 +22,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -79,8 +78,6 @@ class LocalExecutor:
         if isinstance(prepared, str):
             return infra_error(self.name, prepared)
         workdir, public_data = prepared
-        if uid is not None:
-            workdir.chmod(0o700)  # other runs share this filesystem view: keep this run's output to itself
         marker = f"WMRL_RUN={secrets.token_hex(8)}"
         with run_dir(code, uid, prefix="wmrl-local-") as run:
             config = self._config(run, workdir, public_data, limits, uid, marker)
@@ -91,12 +88,17 @@ class LocalExecutor:
                 config["cgroup_procs"] = cgroup.procs_files
             solution = _solution_finder(uid, marker, cgroup)
             launch = Launch(
-                command=lambda fd: _launcher_command(dict(config, report_fd=fd)),
+                config=config,
+                command=_launcher_command,
                 backend=self.name,
                 workdir=workdir,
                 solution_processes=solution,
                 memory_events=cgroup.oom_killed if cgroup is not None else (lambda: False),
-                extra={"cgroup": cgroup.kind if cgroup is not None else None, "uid": uid},
+                extra={
+                    "cgroup": cgroup.kind if cgroup else None,
+                    "cpu_bound": bool(cgroup and cgroup.cpu_bound),
+                    "uid": uid,
+                },
             )
             try:
                 return supervise(launch, limits)
@@ -111,6 +113,9 @@ class LocalExecutor:
         env = solution_env(public_data, workdir, run.tmp, python.parent, limits)
         env.update([marker.split("=", 1)])
         config: dict = {
+            # No pid namespace ends this run if its supervisor dies, so the launcher runs behind a shim (see _launcher).
+            "shim": True,
+            "supervisor_pid": os.getpid(),
             "argv": [str(python), str(run.solution)],
             "env": env,
             "cwd": str(workdir),
@@ -127,10 +132,8 @@ class LocalExecutor:
         return config
 
 
-def _launcher_command(config: dict) -> list[str]:
-    # No pid namespace ends this run if its supervisor dies, so the launcher runs behind a shim (see _launcher).
-    config = dict(config, shim=True, supervisor_pid=os.getpid())
-    return [str(interpreter()), "-I", "-S", str(HOST_DIR / "_launcher.py"), json.dumps(config)]
+def _launcher_command(argument: str) -> list[str]:
+    return [str(interpreter()), "-I", "-S", str(HOST_DIR / "_launcher.py"), argument]
 
 
 def _solution_finder(uid: int | None, marker: str, cgroup: RunCgroup | None) -> Callable[[int], set[int]]:

@@ -8,6 +8,7 @@ graded as this run's.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -84,7 +85,9 @@ def prepare_dirs(workdir: Path, public_data: Path, uid: int | None) -> tuple[Pat
     (workdir / SUBMISSION_FILENAME).unlink(missing_ok=True)
     if uid is not None:
         give_to(workdir, uid)
-        # The sandbox enters the dir as root without CAP_DAC_OVERRIDE before dropping to `uid`, so it must be
-        # traversable by others even when the caller made it 0700 (as tempfile.mkdtemp does); not listable.
-        workdir.chmod(0o711)
+        # The folder itself stays ours and is shared with the run through the run's group: a run that owned it
+        # could rename it away from a world-writable parent such as /tmp and leave a symlink to another run's
+        # folder in its place. Its contents are the run's; nobody else may enter.
+        os.chown(workdir, os.geteuid(), uid)
+        workdir.chmod(0o770)
     return workdir, public_data

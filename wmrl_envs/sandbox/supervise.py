@@ -8,6 +8,7 @@ and reading the launcher's usage report (`outcome` turns it into a result).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -28,9 +29,11 @@ _LAUNCHER_EXIT_S = 2.0
 
 @dataclass
 class Launch:
-    """How to start one run: the host command, given the report fd the launcher writes to."""
+    """How to start one run: the launcher's config and the host command, given the launcher's argument."""
 
-    command: Callable[[int], list[str]]
+    config: dict
+    """The launcher's config; `supervise` adds ``report_fd`` and hands it over in a memfd, never on a command line."""
+    command: Callable[[str], list[str]]
     backend: str
     workdir: Path
     solution_processes: Callable[[int], set[int]] | None = None
@@ -46,20 +49,22 @@ def supervise(launch: Launch, limits: Limits) -> ExecutionResult:
     """Start `launch`, enforce `limits`, kill everything it left and classify the outcome."""
     started = time.monotonic()
     streams = RunStreams(limits)
+    config_fd = _memfd(json.dumps(dict(launch.config, report_fd=streams.report_w)).encode())
     try:
         try:
             proc = subprocess.Popen(
-                launch.command(streams.report_w),
+                launch.command(f"fd:{config_fd}"),
                 stdin=subprocess.DEVNULL,
                 stdout=streams.stdout_w,
                 stderr=streams.stderr_w,
-                pass_fds=(streams.report_w,),
+                pass_fds=(streams.report_w, config_fd),
                 start_new_session=True,
             )
         except OSError as exc:
             return infra_error(launch.backend, f"could not start the {launch.backend} sandbox: {exc}", started)
         finally:
             streams.close_child_ends()
+            os.close(config_fd)
         stopped = streams.pump(started + limits.wall_time_s)
         sampled = usage(descendants(proc.pid)) if stopped else None
         _kill_everything(proc, launch, stopped is not None)
@@ -70,6 +75,13 @@ def supervise(launch: Launch, limits: Limits) -> ExecutionResult:
         launch.backend, launch.workdir, limits, report, stopped, streams.out, streams.err, time.monotonic() - started,
         sandbox_exit=proc.returncode, sampled=sampled, oom_event=launch.memory_events(), extra=launch.extra,
     )  # fmt: skip
+
+
+def _memfd(data: bytes) -> int:
+    """An anonymous file holding `data`, readable only by this uid and root (the run's own uid cannot)."""
+    fd = os.memfd_create("wmrl-launcher-config", os.MFD_CLOEXEC)
+    os.write(fd, data)
+    return fd
 
 
 def _kill_everything(proc: subprocess.Popen, launch: Launch, stopped: bool) -> None:

@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
 from wmrl_envs.sandbox.bwrap import SANDBOX_CODE, SANDBOX_DATA, SANDBOX_OUTPUT, filesystem_args
+from wmrl_envs.sandbox.cgroups import RunCgroup
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error, outcome
 from wmrl_envs.sandbox.probe import probe_problem
@@ -81,6 +82,7 @@ class WarmBwrapExecutor:
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._scratch: Path | None = None
+        self._cgroup_parents: list[Path] = []
         self.preload_failed: list[str] = []
 
     def __enter__(self) -> WarmBwrapExecutor:
@@ -123,10 +125,12 @@ class WarmBwrapExecutor:
         workdir, public_data = prepared
         with run_dir(code, uid, prefix="wmrl-warm-") as run:
             open_tmp_to(run, python_roots())
+            cgroup = RunCgroup.create(limits) if self._cgroup_parents else None
+            request = dict(self._request(uid, limits), cgroup_procs=cgroup.procs_files if cgroup else [])
             started = time.monotonic()
             streams = RunStreams(limits)
             try:
-                sent = self._send(self._request(uid, limits), streams, [public_data, workdir, run.code, run.tmp])
+                sent = self._send(request, streams, [public_data, workdir, run.code, run.tmp])
                 if sent is not None:
                     return infra_error(self.name, sent, started)
                 stopped = streams.pump(started + limits.wall_time_s)
@@ -135,11 +139,15 @@ class WarmBwrapExecutor:
                     kill_sweep(lambda: pids_of_uid(uid))
                 report = streams.report(timeout=_REPORT_WAIT_S)
                 kill_sweep(lambda: pids_of_uid(uid))
+                oom_event = cgroup is not None and cgroup.oom_killed()
             finally:
                 streams.close()
+                if cgroup is not None:
+                    cgroup.remove()
+            extra = {"uid": uid, "warm": True, "preload": list(self.preload), "cgroup": cgroup.kind if cgroup else None}
             return outcome(
                 self.name, workdir, limits, report, stopped, streams.out, streams.err, time.monotonic() - started,
-                sampled=sampled, extra={"uid": uid, "warm": True, "preload": list(self.preload)},
+                sampled=sampled, oom_event=oom_event, extra=dict(extra, cpu_bound=bool(cgroup and cgroup.cpu_bound)),
             )  # fmt: skip
 
     def _request(self, uid: int, limits: Limits) -> dict:
@@ -179,6 +187,7 @@ class WarmBwrapExecutor:
                 return "the warm pool needs root (it builds per-run namespaces and uids); use BwrapExecutor"
             if not os.access(self.bwrap, os.X_OK):
                 return f"bubblewrap not found at {self.bwrap} (apt-get install bubblewrap)"
+            self._cgroup_parents = RunCgroup.parents(Limits())
             self._scratch = Path(tempfile.mkdtemp(prefix="wmrl-zygote-"))
             (self._scratch / "tmp").mkdir()
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -224,6 +233,7 @@ class WarmBwrapExecutor:
             *env, "--setenv", "PATH", path, "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8",
             *filesystem_args(self._scratch / "tmp", Limits()),
             "--dir", str(SANDBOX_DATA), "--dir", str(SANDBOX_OUTPUT), "--dir", str(SANDBOX_CODE),
+            *[arg for parent in self._cgroup_parents for arg in ("--bind", str(parent), str(parent))],
             "--",
             str(interpreter()), "-s", "-E", str(SANDBOX_LIB / "_zygote.py"), json.dumps(config),
         ]  # fmt: skip

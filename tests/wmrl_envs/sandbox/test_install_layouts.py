@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from wmrl_envs.sandbox import LocalExecutor, Status
+from wmrl_envs.sandbox import LocalExecutor, Status, factory
 from wmrl_envs.sandbox import bwrap as bwrap_module
-from wmrl_envs.sandbox import factory
 from wmrl_envs.sandbox import local as local_module
 from wmrl_envs.sandbox import probe as probe_module
 from wmrl_envs.sandbox.base import Limits
@@ -149,6 +148,7 @@ def _run_in_layout(python: str, env: dict[str, str], backend: str, root: Path) -
         capture_output=True,
         text=True,
         timeout=600,
+        check=False,
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, f"the driver failed (exit {done.returncode}): {done.stderr[-2000:]}"
@@ -200,7 +200,11 @@ def test_the_base_interpreter_of_a_venv_cannot_import_its_packages(layouts) -> N
     """The layouts really depend on their own site folder (else the test above would prove nothing)."""
     python, _, _ = layouts["venv"]
     done = subprocess.run(
-        [os.path.realpath(python), "-c", "import pandas"], capture_output=True, text=True, env={"PATH": "/usr/bin"}
+        [os.path.realpath(python), "-c", "import pandas"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin"},
+        check=False,
     )
     assert done.returncode != 0 and "pandas" in done.stderr
 
