@@ -11,13 +11,13 @@ import importlib
 import json
 import pkgutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from wmrl_envs import console
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.executor_flags import add_executor_flags, executor_from_flags
+from wmrl_envs.sandbox.rundir import scratch_dir
 
 __all__ = ["main"]
 
@@ -133,8 +133,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     code = args.solution.read_text(encoding="utf-8", errors="replace")
     competition = select_competition(args.task, args.data_root)
     executor, limits = executor_from_flags(args, Limits(wall_time_s=args.time_limit, memory_mb=args.memory_mb))
-    with tempfile.TemporaryDirectory(prefix="wmrl-run-") as workdir:
-        outcome = execute_and_grade(competition, code, executor, limits, Path(workdir))
+    with scratch_dir("wmrl-run-") as workdir:
+        outcome = execute_and_grade(competition, code, executor, limits, workdir)
     if args.log is not None:
         from wmrl_envs.execution_log import ExecutionLog
 
@@ -161,9 +161,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     executor, limits = executor_from_flags(args, Limits(wall_time_s=600))
 
     def run_one(competition):
-        with tempfile.TemporaryDirectory(prefix="wmrl-demo-") as workdir:
+        with scratch_dir("wmrl-demo-") as workdir:
             code = baseline_code(competition.id)
-            return competition, execute_and_grade(competition, code, executor, limits, Path(workdir))
+            return competition, execute_and_grade(competition, code, executor, limits, workdir)
 
     with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
         results = list(console.track(pool.map(run_one, competitions), len(competitions), "baseline runs"))

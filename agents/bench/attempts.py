@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from wmrl_envs.competition import Competition
 from wmrl_envs.grading import Grade, Grader
 from wmrl_envs.outcome import Outcome, execute_and_grade
 from wmrl_envs.sandbox.base import Executor, Limits, Status
+from wmrl_envs.sandbox.rundir import scratch_dir
 
 from .results import AttemptResult, TaskResult
 
@@ -199,8 +199,8 @@ class AttemptRunner:
         return outcome
 
     def _execute_once(self, competition: Competition, code: str) -> Outcome:
-        with tempfile.TemporaryDirectory(prefix="wmrl-bench-") as workdir:
-            return execute_and_grade(competition, code, self.executor, self.limits, Path(workdir), self.grader)
+        with scratch_dir("wmrl-bench-") as workdir:
+            return execute_and_grade(competition, code, self.executor, self.limits, workdir, self.grader)
 
     def _pool(self) -> _CancellingPool:
         return _CancellingPool(max_workers=self.workers)

@@ -9,10 +9,9 @@ crashes or writes an invalid submission is a real outcome scored 0.
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from wmrl_envs.outcome import execute_and_grade
 from wmrl_envs.rewards.base import Rollout, Score, code_rollouts
 from wmrl_envs.sandbox import make_executor
 from wmrl_envs.sandbox.base import Executor, Limits, Status
+from wmrl_envs.sandbox.rundir import scratch_dir
 
 if TYPE_CHECKING:
     from wmrl_envs.execution_log import ExecutionLog
@@ -67,17 +67,10 @@ class RealExecution:
 
     def score_one(self, rollout: Rollout, workdir: Path | None = None) -> Score | None:
         """Run and grade one rollout in `workdir` (kept), or in a temporary dir (removed)."""
-        scratch = None
-        if workdir is None:
-            scratch = Path(tempfile.mkdtemp(prefix="wmrl-real-", dir=self.work_root))
-            workdir = scratch
-        try:
+        with scratch_dir("wmrl-real-", self.work_root) if workdir is None else nullcontext(workdir) as folder:
             outcome = execute_and_grade(
-                rollout.competition, rollout.code, self.executor, self.limits, workdir, self.grader
+                rollout.competition, rollout.code, self.executor, self.limits, folder, self.grader
             )
-        finally:
-            if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
         if outcome.execution.status is Status.INFRA_ERROR:
             logger.warning("could not score a rollout of %s: %s", rollout.competition.id, outcome.execution.message)
             return None

@@ -29,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _nsutil import (  # a sibling file, found by path: the launcher runs with -I
+    CLONE_NEWIPC,
     CLONE_NEWNET,
     CLONE_NEWNS,
     CLONE_NEWUSER,
@@ -38,6 +39,7 @@ from _nsutil import (  # a sibling file, found by path: the launcher runs with -
     MS_PRIVATE,
     MS_REC,
     PR_SET_CHILD_SUBREAPER,
+    PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG,
     loopback_up,
     make_read_only,
@@ -49,10 +51,16 @@ from _nsutil import (  # a sibling file, found by path: the launcher runs with -
 del sys.path[0]
 
 
-def expose(tmpfs_over, binds):
-    """Cover each untraversable ancestor with a tmpfs and bind the needed paths back in."""
-    unshare(CLONE_NEWNS)
+def expose(tmpfs_over, binds, shm_bytes=None):
+    """Cover each untraversable ancestor (and shared scratch) with a tmpfs and bind the needed paths back in.
+
+    With `shm_bytes`, the run also gets its own /dev/shm of that size and its own SysV IPC namespace, so
+    nothing it leaves in shared memory outlives it or reaches another run.
+    """
+    unshare(CLONE_NEWNS | (CLONE_NEWIPC if shm_bytes else 0))
     mount(None, "/", None, MS_REC | MS_PRIVATE)
+    if shm_bytes and os.path.isdir("/dev/shm"):
+        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={int(shm_bytes)}")
     fds = {path: os.open(path, os.O_PATH) for path, _ in binds}
     for cover in tmpfs_over:
         mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
@@ -184,6 +192,7 @@ def main():
     def limit_child():
         for which, value in rlimits:
             resource.setrlimit(which, (value, value))
+        prctl(PR_SET_NO_NEW_PRIVS, 1)  # setuid binaries cannot raise the run's privileges
         die_with(launcher, signal.SIGKILL)  # after the uid switch, which would clear it
 
     uid = config.get("uid")
@@ -197,7 +206,8 @@ def main():
                     raise
                 network = f"shared with the host: {exc}"
         if config.get("expose"):
-            expose(config["expose"]["tmpfs_over"], config["expose"]["binds"])
+            plan = config["expose"]
+            expose(plan.get("tmpfs_over", []), plan.get("binds", []), plan.get("shm_bytes"))
         child = subprocess.Popen(
             config["argv"],
             env=config["env"],

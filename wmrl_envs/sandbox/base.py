@@ -39,12 +39,22 @@ class Limits:
     cpus: int = 1
     max_processes: int = 64
     max_file_mb: int = 1024
+    max_disk_mb: int = 4096
+    """Everything a run may have on disk at once (its output and temp folders), all files together."""
     max_open_files: int = 1024
     max_output_bytes: int = 64 * 1024 * 1024
     log_tail_bytes: int = 8 * 1024
 
     def __post_init__(self) -> None:
-        for name in ("wall_time_s", "memory_mb", "cpus", "max_processes", "max_file_mb", "max_open_files"):
+        for name in (
+            "wall_time_s",
+            "memory_mb",
+            "cpus",
+            "max_processes",
+            "max_file_mb",
+            "max_disk_mb",
+            "max_open_files",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)!r}")
 

@@ -76,6 +76,7 @@ class BwrapExecutor:
                 command=lambda argument: self._command(argument, workdir, public_data, run, limits, uid, cgroup),
                 backend=self.name,
                 workdir=workdir,
+                scratch=run.tmp,
                 solution_processes=(lambda _pid: pids_of_uid(uid)) if uid is not None else None,
                 memory_events=cgroup.oom_killed if cgroup is not None else (lambda: False),
                 extra={

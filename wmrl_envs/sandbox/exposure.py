@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["ExposurePlan", "plan_exposure", "unreadable_reason"]
+__all__ = ["PRIVATE_DIRS", "ExposurePlan", "plan_exposure", "unreadable_reason"]
+
+PRIVATE_DIRS = (Path("/tmp"), Path("/var/tmp"))
+"""World-writable scratch every user shares: a run gets empty, read-only copies (its own temp dir is TMPDIR)."""
 
 ExposurePlan = dict[str, list]
 """``{"tmpfs_over": [dir, ...], "binds": [[path, read_only], ...]}``, the launcher's ``expose`` config."""
@@ -41,13 +45,17 @@ def unreadable_reason(path: Path) -> str | None:
     return f"{path} is not readable by other users (mode {stat.filemode(os.stat(path).st_mode)}): chmod o+rX it"
 
 
-def plan_exposure(read: list[Path], write: list[Path]) -> ExposurePlan | str:
-    """The mounts that let a stranger uid reach `read` and `write` (already owned by it); or why not."""
+def plan_exposure(read: list[Path], write: list[Path], private: Sequence[Path] = ()) -> ExposurePlan | str:
+    """The mounts that let a stranger uid reach `read` and `write` (already owned by it); or why not.
+
+    Each of `private` (shared scratch such as /tmp) is covered too, so the run neither sees nor leaves files there.
+    """
     for path in read:
         reason = unreadable_reason(path)
         if reason is not None:
             return reason
     covers = {c for c in map(_first_closed_ancestor, read + write) if c is not None}
+    covers |= {p for p in private if p.is_dir() and not p.is_symlink()}
     covers = {c for c in covers if not any(o in c.parents for o in covers)}
     if not covers:
         return {}

@@ -1,17 +1,19 @@
 """Local backend: a plain subprocess with rlimits, for development and bwrap-less hosts.
 
 This is NOT a security boundary: the solution sees the host's filesystem, guarded only
-by file permissions. What it does bound: wall time, address space, file size, open
-files and tasks; leftovers (the launcher is a child subreaper and every process of the
-run is swept at the end); the supervisor's death (the launcher sits behind a shim, so the
-run dies with the supervisor even when its direct children are SIGKILLed along with it, as
-Ray does to a dead worker's); and the network (a namespace holding only loopback; when
-unprivileged this needs user namespaces, and ``extra["network"]`` says when it was not
-possible). As root, each run gets a fresh unprivileged uid (see `identity`), so the
-private answers (root-owned, mode 0700, as the task layer keeps them) are unreadable and
-``RLIMIT_NPROC`` applies; paths that uid cannot traverse, such as an interpreter under
-``/root``, are re-exposed through a private mount namespace (see `exposure`). Where a
-writable cgroup hierarchy exists, the run also gets memory and pids cgroup limits.
+by file permissions, and the host's processes in /proc. What it does bound: wall time,
+address space, file size, open files and tasks; leftovers (the launcher is a child subreaper
+and every process of the run is swept at the end); the supervisor's death (the launcher sits
+behind a shim, so the run dies with the supervisor even when its direct children are
+SIGKILLed along with it, as Ray does to a dead worker's); and the network (a namespace holding
+only loopback; when unprivileged this needs user namespaces, and ``extra["network"]`` says
+when it was not possible). As root, each run gets a fresh unprivileged uid (see `identity`),
+so the private answers (root-owned, mode 0700, as the task layer keeps them) are unreadable
+and ``RLIMIT_NPROC`` applies; it also gets a private mount and IPC namespace: empty /tmp and
+/var/tmp, its own /dev/shm and SysV IPC, and paths that uid cannot traverse, such as an
+interpreter under ``/root``, re-exposed one by one (see `exposure`). Setuid programs cannot
+raise its privileges. Where a writable cgroup hierarchy exists, the run also gets memory,
+pids and CPU cgroup limits.
 
 Example:
     >>> from pathlib import Path
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
 from wmrl_envs.sandbox.cgroups import RunCgroup
-from wmrl_envs.sandbox.exposure import plan_exposure
+from wmrl_envs.sandbox.exposure import PRIVATE_DIRS, plan_exposure
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error
 from wmrl_envs.sandbox.probe import probe_problem
@@ -92,6 +94,7 @@ class LocalExecutor:
                 command=_launcher_command,
                 backend=self.name,
                 workdir=workdir,
+                scratch=run.tmp,
                 solution_processes=solution,
                 memory_events=cgroup.oom_killed if cgroup is not None else (lambda: False),
                 extra={
@@ -125,10 +128,11 @@ class LocalExecutor:
             "isolate_network": True,
         }
         if uid is not None:
-            plan = plan_exposure(read=[*python_roots(), public_data, run.code], write=[workdir, run.tmp])
+            read = [*python_roots(), public_data, run.code]
+            plan = plan_exposure(read=read, write=[workdir, run.tmp], private=PRIVATE_DIRS)
             if isinstance(plan, str):
                 return f"the sandbox uid cannot use a path it needs: {plan}"
-            config["expose"] = plan
+            config["expose"] = dict(plan, shm_bytes=limits.memory_mb * (1 << 20) // 4)
         return config
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Limits, Status
 from wmrl_envs.sandbox.capture import BoundedLog
+from wmrl_envs.sandbox.diskusage import MAX_ENTRIES
 
 __all__ = ["infra_error", "outcome", "submission_in"]
 
@@ -57,7 +58,7 @@ def outcome(
 ) -> ExecutionResult:
     """The result of a run from the launcher's `report` and what the supervisor saw.
 
-    `stopped` is "timeout" or "output-limit" when the supervisor ended the run; `sampled` is the
+    `stopped` is "timeout", "output-limit" or "disk-limit" when the supervisor ended the run; `sampled` is the
     (cpu_s, peak_mb) read from /proc before a kill, used when the launcher could not report.
     """
     code = report.get("returncode")
@@ -100,6 +101,10 @@ def _classify(
         return Status.INFRA_ERROR, f"{report['infra_error']} (check the interpreter and paths the sandbox exposes)"
     if stopped == "output-limit":
         return Status.OUTPUT_LIMIT, f"stopped: output passed {limits.max_output_bytes} bytes (Limits.max_output_bytes)"
+    if stopped == "disk-limit":
+        return Status.OUTPUT_LIMIT, (
+            f"stopped: its files passed {limits.max_disk_mb} MB or {MAX_ENTRIES} entries on disk (Limits.max_disk_mb)"
+        )
     if stopped == "timeout":
         return Status.TIMEOUT, f"killed after the {limits.wall_time_s:g} s wall-clock budget"
     if code is None:

@@ -16,7 +16,6 @@ helpers test) where Ray is not installed.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import stat
 import tempfile
@@ -29,6 +28,7 @@ from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Executo
 from wmrl_envs.sandbox.data_shipping import NodeDataCache
 from wmrl_envs.sandbox.outcome import infra_error
 from wmrl_envs.sandbox.proctree import alive
+from wmrl_envs.sandbox.rundir import remove_tree, scratch_dir
 
 __all__ = ["OutputFiles", "SandboxWorker", "default_node_cache", "read_outputs", "sweep_orphan_outputs"]
 
@@ -120,12 +120,9 @@ class SandboxWorker:
 
             digest, box = data
             public, fetched = self.cache.get(digest, lambda: ray.get(box[0]))
-        workdir = Path(tempfile.mkdtemp(prefix=f"{_OUTPUT_PREFIX}{os.getpid()}-"))
-        try:
+        with scratch_dir(f"{_OUTPUT_PREFIX}{os.getpid()}-") as workdir:
             result = self.executor.run(code, workdir, public, limits)
             outputs = read_outputs(workdir, max_return_bytes)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
         result.submission_path = None  # a path on this node; the caller points it at its own copy
         result.extra.update(
             node_ip=self.node["ip"], node_id=self.node["node_id"], data_digest=digest, data_fetched=fetched
@@ -139,7 +136,7 @@ def sweep_orphan_outputs() -> list[Path]:
     for folder in Path(tempfile.gettempdir()).glob(f"{_OUTPUT_PREFIX}*-*"):
         owner = folder.name[len(_OUTPUT_PREFIX) :].split("-", 1)[0]
         if owner.isdigit() and not alive(int(owner)):
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
             removed.append(folder)
     return removed
 

@@ -8,8 +8,10 @@ graded as this run's.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +22,9 @@ from wmrl_envs.sandbox.base import SUBMISSION_FILENAME
 from wmrl_envs.sandbox.exposure import unreadable_reason
 from wmrl_envs.sandbox.identity import give_to
 
-__all__ = ["RunDir", "open_tmp_to", "prepare_dirs", "run_dir"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["RunDir", "open_tmp_to", "prepare_dirs", "remove_tree", "run_dir", "scratch_dir"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,36 @@ class RunDir:
         return self.root / "tmp"
 
 
+def remove_tree(path: Path) -> None:
+    """Remove `path` and whatever a run left in it; never raises.
+
+    A solution controls what its folders hold: a tree thousands of levels deep makes `shutil.rmtree` raise
+    `RecursionError` (which ``ignore_errors`` does not cover) and folders without write permission stop it.
+    Those fall back to coreutils, which walks any depth without following symlinks.
+    """
+    try:
+        shutil.rmtree(path)
+        return
+    except FileNotFoundError:
+        return
+    except (OSError, RecursionError):
+        pass
+    for command in (["chmod", "-R", "u+rwX", "--", str(path)], ["rm", "-rf", "--one-file-system", "--", str(path)]):
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    if os.path.lexists(path):
+        logger.warning("could not remove %s: remove it by hand", path)
+
+
+@contextmanager
+def scratch_dir(prefix: str, parent: Path | None = None) -> Iterator[Path]:
+    """A fresh folder for one run's output, removed with everything the run left in it on exit."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield path
+    finally:
+        remove_tree(path)
+
+
 @contextmanager
 def run_dir(code: str, uid: int | None, prefix: str = "wmrl-run-") -> Iterator[RunDir]:
     """Create a run's scratch holding `code`, owned so that `uid` can use it; deleted on exit."""
@@ -56,7 +90,7 @@ def run_dir(code: str, uid: int | None, prefix: str = "wmrl-run-") -> Iterator[R
             give_to(run.tmp, uid)
         yield run
     finally:
-        shutil.rmtree(run.root, ignore_errors=True)
+        remove_tree(run.root)
 
 
 def open_tmp_to(run: RunDir, paths: list[Path]) -> None:

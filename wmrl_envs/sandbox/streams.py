@@ -15,10 +15,12 @@ import time
 
 from wmrl_envs.sandbox.base import Limits
 from wmrl_envs.sandbox.capture import BoundedLog
+from wmrl_envs.sandbox.diskusage import DiskMeter
 
 __all__ = ["RunStreams"]
 
 _DRAIN_GRACE_S = 0.5
+_DISK_POLL_S = 0.25
 
 
 class RunStreams:
@@ -47,16 +49,20 @@ class RunStreams:
         for fd in self.child_ends:
             os.close(fd)
 
-    def pump(self, deadline: float) -> str | None:
-        """Read until the report pipe closes; returns "timeout" or "output-limit" when the run must stop."""
+    def pump(self, deadline: float, disk: DiskMeter | None = None) -> str | None:
+        """Read until the report pipe closes; "timeout", "output-limit" or "disk-limit" when the run must stop."""
         closed_at = None
         while self._sel.get_map():
             now = time.monotonic()
             if now >= deadline:
                 return "timeout"
+            if disk is not None and closed_at is None and disk.over():
+                return "disk-limit"
             if closed_at is not None and now - closed_at > _DRAIN_GRACE_S:
                 return None
             wait = deadline - now if closed_at is None else min(deadline - now, _DRAIN_GRACE_S)
+            if disk is not None:
+                wait = min(wait, _DISK_POLL_S)
             for key, _ in self._sel.select(timeout=wait):
                 if self._read(key) and self.out.total + self.err.total > self.max_output_bytes:
                     return "output-limit"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
+from wmrl_envs.sandbox.diskusage import disk_meter
 from wmrl_envs.sandbox.outcome import infra_error, outcome
 from wmrl_envs.sandbox.proctree import descendants, kill_sweep, usage
 from wmrl_envs.sandbox.streams import RunStreams
@@ -40,6 +41,8 @@ class Launch:
     """Given the host pid of the launched command, the solution's processes (never the launcher itself),
     so a stopped run is killed while its launcher survives to reap it and report usage; None where
     they cannot be told apart (the whole sandbox is then killed at once)."""
+    scratch: Path | None = None
+    """The run's own temp folder, counted with `workdir` against ``Limits.max_disk_mb``."""
     memory_events: Callable[[], bool] = lambda: False
     """True when the kernel reports the run hit its memory limit (cgroup), where known."""
     extra: dict[str, object] = field(default_factory=dict)
@@ -65,7 +68,7 @@ def supervise(launch: Launch, limits: Limits) -> ExecutionResult:
         finally:
             streams.close_child_ends()
             os.close(config_fd)
-        stopped = streams.pump(started + limits.wall_time_s)
+        stopped = streams.pump(started + limits.wall_time_s, disk_meter(limits, launch.workdir, launch.scratch))
         sampled = usage(descendants(proc.pid)) if stopped else None
         _kill_everything(proc, launch, stopped is not None)
         report = streams.report(timeout=_LAUNCHER_EXIT_S)

@@ -38,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
 from wmrl_envs.sandbox.bwrap import SANDBOX_CODE, SANDBOX_DATA, SANDBOX_OUTPUT, filesystem_args
 from wmrl_envs.sandbox.cgroups import RunCgroup
+from wmrl_envs.sandbox.diskusage import disk_meter
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error, outcome
 from wmrl_envs.sandbox.probe import probe_problem
@@ -133,7 +134,7 @@ class WarmBwrapExecutor:
                 sent = self._send(request, streams, [public_data, workdir, run.code, run.tmp])
                 if sent is not None:
                     return infra_error(self.name, sent, started)
-                stopped = streams.pump(started + limits.wall_time_s)
+                stopped = streams.pump(started + limits.wall_time_s, disk_meter(limits, workdir, run.tmp))
                 sampled = usage(pids_of_uid(uid)) if stopped else None
                 if stopped:
                     kill_sweep(lambda: pids_of_uid(uid))

@@ -37,8 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -50,6 +48,7 @@ from wmrl_envs.competition import Competition
 from wmrl_envs.grading import Grade, Grader, Leaderboard
 from wmrl_envs.sandbox import make_executor
 from wmrl_envs.sandbox.base import ExecutionResult, Executor, Limits, Status
+from wmrl_envs.sandbox.rundir import scratch_dir
 from wmrl_envs.world_models.base import PredictedStatus, Prediction, PredictorError
 from wmrl_envs.world_models.proxy_split import (
     ProxyCompetition,
@@ -230,8 +229,7 @@ class CheapExecutionProxy:
 
     def _run_and_grade(self, proxy: ProxyCompetition, code: str) -> tuple[ExecutionResult, Grade | None, float | None]:
         """The proxy run, its grade (None when the run did not end normally, as in real grading), its position's sd."""
-        workdir = Path(tempfile.mkdtemp(prefix="wmrl-proxy-", dir=self.work_root))
-        try:
+        with scratch_dir("wmrl-proxy-", self.work_root) as workdir:
             try:
                 execution = self.executor.run(code, workdir, proxy.competition.public_dir, self.limits)
             except OSError as err:
@@ -254,8 +252,6 @@ class CheapExecutionProxy:
             except _GRADING_FAILURES as err:
                 raise PredictorError(f"grading the proxy run of {proxy.competition.id} failed: {err}") from err
             return execution, grade, uncertainty
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
 
     def _leaderboards(self, competition: Competition) -> list[Leaderboard]:
         paths = [Path(p) for p in (competition.public_leaderboard_path, competition.private_leaderboard_path) if p]

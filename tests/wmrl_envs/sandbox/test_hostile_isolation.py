@@ -106,3 +106,91 @@ os.wait()
     if not result.extra.get("cpu_bound"):
         pytest.skip(f"{executor.name}: no writable cpu controller here; the CPU share is not enforced")
     assert result.cpu_s < 1.3 * result.wall_s
+
+
+@pytest.mark.slow
+def test_many_files_within_the_per_file_limit_stop_at_the_disk_bound(executor, competition, assert_nothing_left):
+    """Six 100 MB files pass a 150 MB per-file limit; 300 MB of them pass the run's total."""
+    code = """
+import os
+block = b"x" * (1 << 20)
+for i in range(6):
+    with open(os.path.join(os.environ["OUTPUT_DIR"], f"fill-{i}.bin"), "wb") as f:
+        for _ in range(100):
+            f.write(block)
+    print("wrote", i, flush=True)
+print("ALL WRITTEN")
+"""
+    limits = Limits(wall_time_s=60, memory_mb=512, max_file_mb=150, max_disk_mb=300)
+    result = executor.run(code, competition.workdir, competition.public, limits)
+    if executor.name == "docker":
+        pytest.skip("the docker backend bounds the disk with the daemon's storage options, not here")
+    assert result.status is Status.OUTPUT_LIMIT, result
+    assert "300 MB" in result.message and "ALL WRITTEN" not in result.stdout
+    assert_nothing_left(result)
+
+
+@pytest.mark.slow
+def test_a_tree_too_deep_for_shutil_is_removed_and_the_caller_survives(executor, competition, tmp_path):
+    """A 3,000-level tree in the output and temp folders makes shutil.rmtree raise RecursionError."""
+    from wmrl_envs.sandbox.rundir import scratch_dir
+
+    code = """
+import os
+for base in (os.environ["OUTPUT_DIR"], os.environ["TMPDIR"]):
+    os.chdir(base)
+    for _ in range(3000):
+        os.mkdir("d")
+        os.chdir("d")
+print("DEEP", os.environ["TMPDIR"])
+"""
+    with scratch_dir("wmrl-deep-", tmp_path) as workdir:
+        result = executor.run(code, workdir, competition.public, Limits(wall_time_s=60))
+    assert result.status is Status.OK, result
+    assert not workdir.exists()
+    if executor.name == "local":
+        assert not os.path.exists(result.stdout.split()[-1])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="private scratch needs a root host (mount and IPC namespaces)")
+def test_shared_scratch_and_shared_memory_are_private_to_each_run(executor, competition, tmp_path):
+    """Files in /tmp, /var/tmp and /dev/shm and SysV segments must neither reach the host nor a later run."""
+    plant = """
+import ctypes, os
+for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+    try:
+        with open(os.path.join(folder, "wmrl-planted"), "w") as f:
+            f.write("secret")
+        print("PLANTED", folder)
+    except OSError as exc:
+        print("REFUSED", folder, type(exc).__name__)
+libc = ctypes.CDLL(None, use_errno=True)
+print("SHMID", libc.shmget(0x5EC12E7, 4096, 0o1666))
+"""
+    first = executor.run(plant, competition.workdir, competition.public, SHORT)
+    assert first.status is Status.OK, first
+    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+        assert not os.path.exists(os.path.join(folder, "wmrl-planted")), f"{folder} of the host got a run's file"
+    look = """
+import ctypes, os
+print("FOUND", [f for f in ("/tmp", "/var/tmp", "/dev/shm") if os.path.exists(os.path.join(f, "wmrl-planted"))])
+libc = ctypes.CDLL(None, use_errno=True)
+print("SEGMENT", libc.shmget(0x5EC12E7, 0, 0))
+"""
+    second = executor.run(look, tmp_path / "work2", competition.public, SHORT)
+    assert second.status is Status.OK, second
+    assert "FOUND []" in second.stdout
+    assert "SEGMENT -1" in second.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs drop privileges only on a root host")
+def test_setuid_programs_cannot_raise_a_runs_privileges(executor, competition):
+    code = """
+import os, subprocess
+print("EUID", os.geteuid())
+print("NNP", [l.split()[1] for l in open("/proc/self/status") if l.startswith("NoNewPrivs")][0])
+"""
+    result = executor.run(code, competition.workdir, competition.public, SHORT)
+    assert result.status is Status.OK, result
+    assert "EUID 0" not in result.stdout
+    assert "NNP 1" in result.stdout

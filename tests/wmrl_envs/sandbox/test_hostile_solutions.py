@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -181,10 +182,9 @@ print("parent exits")
 
 
 def test_a_run_finds_nothing_left_by_an_earlier_run(executor, competition):
-    # The local backend shares the host's /dev/shm (it is not a boundary), so only the others are asked to hide it.
-    folders = '[os.environ["TMPDIR"], os.environ["OUTPUT_DIR"]]' + (
-        ' + ["/dev/shm"]' if executor.name != "local" else ""
-    )
+    # An unprivileged local run shares the host's /dev/shm (it is not a boundary); every other run has its own.
+    shared = executor.name == "local" and os.geteuid() != 0
+    folders = '[os.environ["TMPDIR"], os.environ["OUTPUT_DIR"]]' + (' + ["/dev/shm"]' if not shared else "")
     plant = f"""
 import os, numpy
 numpy.planted = "secret-A"

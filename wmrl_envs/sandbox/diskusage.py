@@ -1,0 +1,73 @@
+"""How much a run has written, measured while it runs, so a total-bytes bound can stop it.
+
+``RLIMIT_FSIZE`` bounds one file; a run writing many files could still fill the disk within its time
+budget. The supervisor walks the run's writable folders every so often (iteratively, never following
+symlinks, hard links counted once) and stops the run when they hold more than ``Limits.max_disk_mb``.
+A walk costs time proportional to the number of files, so the interval grows with the walk's cost, and a
+run that makes more files than ``MAX_ENTRIES`` is stopped as well: counting them is the cost it imposes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from wmrl_envs.sandbox.base import Limits
+
+__all__ = ["MAX_ENTRIES", "DiskMeter", "disk_meter", "measure"]
+
+MAX_ENTRIES = 500_000
+_MIN_INTERVAL_S = 0.25
+
+
+class DiskMeter:
+    """Bytes on disk under a run's writable folders, checked at most every few hundred milliseconds."""
+
+    def __init__(self, folders: Sequence[Path], limit_bytes: int) -> None:
+        self.folders = list(folders)
+        self.limit_bytes = limit_bytes
+        self.used_bytes = 0
+        self.entries = 0
+        self._next = 0.0
+        self._interval = _MIN_INTERVAL_S
+
+    def over(self) -> bool:
+        """True when the folders hold more than the limit (or too many files to count); cheap between checks."""
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        self.used_bytes, self.entries = measure(self.folders)
+        spent = time.monotonic() - now
+        self._interval = max(_MIN_INTERVAL_S, 10 * spent)
+        self._next = time.monotonic() + self._interval
+        return self.used_bytes > self.limit_bytes or self.entries > MAX_ENTRIES
+
+
+def disk_meter(limits: Limits, *folders: Path | None) -> DiskMeter:
+    """The meter of a run whose writable folders are `folders` (None entries skipped)."""
+    return DiskMeter([f for f in folders if f is not None], limits.max_disk_mb * (1 << 20))
+
+
+def measure(folders: Sequence[Path]) -> tuple[int, int]:
+    """(bytes allocated, entries) under `folders`, stopping early past `MAX_ENTRIES` entries."""
+    used, entries, seen = 0, 0, set()
+    stack = [str(f) for f in folders]
+    while stack and entries <= MAX_ENTRIES:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                for entry in listing:
+                    entries += 1
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif (info.st_dev, info.st_ino) not in seen:
+                        seen.add((info.st_dev, info.st_ino))
+                        used += info.st_blocks * 512
+        except OSError:
+            continue
+    return used, entries
