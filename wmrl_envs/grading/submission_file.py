@@ -12,6 +12,9 @@ cost 30 s and ~1 GB), so everything cheap is checked first, on the raw bytes, in
 3. the header record is found within a few times the length of the expected header and
    must name exactly the expected columns, which bounds the column count by the answers';
 4. the number of lines is bounded by the number of test ids (twice that, plus slack);
+5. the first data row has no more fields than the header (pandas would otherwise make the
+   extra leading fields an index: 80 rows of 100k fields cost it 100 s and 1.5 GB; a later
+   long row makes its tokenizer fail at once);
 
 and only then does pandas parse the file, every cell as text. The reasons say what was
 wrong and what to write instead; no reason quotes more than a few short cells.
@@ -39,6 +42,8 @@ _SHOWN = 5
 _SHOWN_CHARS = 40
 """Longest cell or name a reason quotes in full."""
 _NEWLINE = re.compile(r"[\r\n]")
+_NEWLINES = re.compile(r"[\r\n]*")
+_QUOTED = re.compile(r'"[^"]*"')
 
 
 class SubmissionFileError(Exception):
@@ -54,6 +59,7 @@ def read_submission(path: Path, expected: Sequence[str], rows: int, max_bytes: i
     if problem := column_problem(header, expected):
         raise SubmissionFileError(problem)
     _check_line_count(path, text, body_start, rows)
+    _check_first_row(path, text, body_start, len(header))
     try:
         frame = pd.read_csv(
             io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig", engine="c"
@@ -178,6 +184,28 @@ def _check_line_count(path: Path, text: str, body_start: int, rows: int) -> None
         raise SubmissionFileError(
             f"submission file {path} has {lines} lines after the header, but the test set has {rows} ids: "
             "write one row per test id"
+        )
+
+
+def _check_first_row(path: Path, text: str, body_start: int, columns: int) -> None:
+    start = _NEWLINES.match(text, body_start).end()
+    if start == len(text):
+        return
+    # At most one loop turn per line, and the line count is already bounded.
+    end = _record_end(text, start, len(text))
+    if end is None:
+        raise SubmissionFileError(
+            f"submission file {path} could not be parsed as CSV: a quote opened in the first data row is never "
+            "closed; quote a cell only to hold a comma or a newline, and close the quote"
+        )
+    record = text[start:end]
+    commas = record.count(",")
+    if commas >= columns and '"' in record:
+        commas = _QUOTED.sub("", record).count(",")
+    if commas >= columns:
+        raise SubmissionFileError(
+            f"submission file {path} could not be parsed as CSV: the first data row has {commas + 1} fields, but "
+            f"the header has {columns}; write one value per column"
         )
 
 
