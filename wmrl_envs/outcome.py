@@ -54,6 +54,9 @@ def execute_and_grade(
     if execution.status is not Status.OK:
         detail = f": {execution.message}" if execution.message else ""
         grade = Grade(valid=False, reason=f"the run ended with status {execution.status.value}{detail}")
+    elif execution.submission_path is None and execution.message:
+        # The sandbox says what was at SUBMISSION_PATH instead (a link, a FIFO, a directory, nothing).
+        grade = Grade(valid=False, reason=execution.message)
     else:
         grade = (grader or Grader()).grade(competition, execution.submission_path)
     return Outcome(execution=execution, grade=grade)

@@ -1,9 +1,10 @@
 """The rule that turns an agent's reply into the program that runs."""
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wmrl_envs.code_extraction import extract_code
+from wmrl_envs.code_extraction import MAX_CODE_CHARS, extract_code
 
 _programs = st.sampled_from(["print(1)\n", "import os\nx = os.environ['DATA_DIR']\n", "def f():\n    return 2\n"])
 
@@ -49,3 +50,51 @@ def test_any_unicode_reply_is_handled_without_raising(reply: str) -> None:
 
 def test_an_empty_reply_is_not_a_program() -> None:
     assert extract_code("   \n").syntax_error == "the reply contains no code"
+
+
+_HOSTILE_REPLIES = {
+    "repeated words (MemoryError in ast.parse)": "word " * 2_000,
+    "deeply nested brackets": "x = " + "[" * 5_000 + "]" * 5_000,
+    "a long chain of operators (RecursionError in ast.parse)": "x = " + "+".join(["1"] * 60_000),
+    "nested unary operators": "x = " + "-" * 100_000 + "1",
+    "nested lambdas": "f = " + "lambda: " * 5_000 + "1",
+    "null bytes": "print(1)\x00\n",
+    "lone surrogates": "print('\ud800')\n",
+}
+
+
+@pytest.mark.parametrize("reply", list(_HOSTILE_REPLIES.values()), ids=list(_HOSTILE_REPLIES))
+def test_hostile_replies_are_unparseable_not_exceptions(reply: str) -> None:
+    extracted = extract_code(f"```python\n{reply}\n```")
+    assert not extracted.ok
+    assert extracted.syntax_error
+
+
+def test_a_program_over_the_length_cap_is_refused_before_parsing() -> None:
+    program = "x = 1\n" * (MAX_CODE_CHARS // 6 + 1)
+    extracted = extract_code(program)
+    assert not extracted.ok
+    assert f"{MAX_CODE_CHARS:,}" in (extracted.syntax_error or "")
+
+
+def test_many_unclosed_fences_are_plain_text() -> None:
+    reply = "```a\n" * 20_000 + "print(1)\n"
+    extracted = extract_code(reply)
+    assert extracted.source == "whole reply"
+    assert not extracted.ok
+
+
+def test_a_fence_closes_only_at_the_same_fence() -> None:
+    extracted = extract_code("````python\nprint('```')\n```\nprint(2)\n````\n")
+    assert extracted.code == "print('```')\n```\nprint(2)\n"
+
+
+_hostile_pieces = st.sampled_from(["```", "```python\n", "~~~\n", "(", "[", "{", "word ", "not ", "-", "lambda:", "\n", "\x00", "'"])
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(st.text(max_size=20), _hostile_pieces), max_size=200), st.integers(1, 400))
+def test_any_reply_ends_in_a_program_or_a_reason(pieces: list[str], repeat: int) -> None:
+    extracted = extract_code("".join(pieces) * repeat)
+    assert isinstance(extracted.code, str)
+    assert extracted.ok or extracted.syntax_error

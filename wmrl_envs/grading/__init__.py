@@ -5,18 +5,21 @@
 """
 
 from wmrl_envs.grading.grader import Grade, Grader, PositionScore
+from wmrl_envs.grading.label_sets import LabelSet, task_labels
 from wmrl_envs.grading.labels import canonical_label, canonical_labels
 from wmrl_envs.grading.leaderboard import Leaderboard, LeaderboardError, Medal, medal_positions
 from wmrl_envs.grading.metrics import (
     ALIASES,
     METRICS,
+    Interval,
     Metric,
     MetricKind,
     UnknownMetricError,
     compute_metric,
     get_metric,
 )
-from wmrl_envs.grading.validation import USAGE_COLUMN, ValidationResult, validate_submission
+from wmrl_envs.grading.submission_file import SubmissionFileError, read_submission
+from wmrl_envs.grading.validation import USAGE_COLUMN, ValidationResult, size_cap, validate_submission
 
 __all__ = [
     "ALIASES",
@@ -24,12 +27,15 @@ __all__ = [
     "USAGE_COLUMN",
     "Grade",
     "Grader",
+    "Interval",
+    "LabelSet",
     "Leaderboard",
     "LeaderboardError",
     "Medal",
     "Metric",
     "MetricKind",
     "PositionScore",
+    "SubmissionFileError",
     "UnknownMetricError",
     "ValidationResult",
     "canonical_label",
@@ -37,5 +43,8 @@ __all__ = [
     "compute_metric",
     "get_metric",
     "medal_positions",
+    "read_submission",
+    "size_cap",
+    "task_labels",
     "validate_submission",
 ]

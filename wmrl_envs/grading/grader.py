@@ -3,7 +3,9 @@
 Grading runs outside the agent's sandbox and reads the private answers. A bad submission
 is an ordinary outcome (``Grade(valid=False, reason=...)``), never an exception; a broken
 task (answers file missing, a metric that cannot be computed on valid input) raises,
-because no agent could fix it and a silent 0 would poison training rewards.
+because no agent could fix it and a silent 0 would poison training rewards. A valid grade's
+scores are always finite: predictions so large that the metric overflows (say 1e308 under
+RMSE) make the submission invalid with that reason, never ``valid: true, score: null``.
 
 Scores are placed on both boards: with a Kaggle ``Usage`` column in the answers, the
 public score (Public rows) goes on the public board and the private score (Private rows)
@@ -109,8 +111,11 @@ class Grader:
                 f"competition {competition.id!r} declares {competition.direction} but metric {declared.name} is "
                 f"{'maximized' if declared.higher_is_better else 'minimized'}; positions use the competition's direction"
             )
+        warnings.extend(result.warnings)
         score = _score(competition, result)
         public_score, private_score = _split_scores(competition, result, score, warnings)
+        if not all(math.isfinite(s) for s in (score, public_score, private_score) if s is not None):
+            return Grade(valid=False, reason=_not_finite_reason(competition, result))
         public_board = self._board(competition, competition.public_leaderboard_path, "public", warnings)
         private_board = self._board(competition, competition.private_leaderboard_path, "private", warnings)
         position = _position(competition, public_board, public_score, private_board, private_score)
@@ -192,6 +197,16 @@ def _position(
     )
     placed = [p for p in (public, private) if p is not None]
     return PositionScore(public, private, sum(placed) / len(placed)) if placed else None
+
+
+def _not_finite_reason(competition: Competition, result: ValidationResult) -> str:
+    assert result.predictions is not None
+    numbers = result.predictions.apply(pd.to_numeric, errors="coerce").abs().max(skipna=True)
+    largest = f" (largest |prediction|: {numbers.max():g})" if numbers.notna().any() else ""
+    return (
+        f"the {competition.metric} of these predictions is not a finite number{largest}: values this large overflow "
+        "the metric; predict values on the scale of the target"
+    )
 
 
 def _json_number(value: float | None) -> float | None:

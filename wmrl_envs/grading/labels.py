@@ -17,6 +17,7 @@ The rule, applied to each value on its own:
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,8 @@ import pandas as pd
 __all__ = ["canonical_label", "canonical_labels"]
 
 _BOOLEANS = {"true": "1", "false": "0"}
+_PLAIN_INTEGER = re.compile(r"\s*-?[0-9]{1,15}\s*")
+"""Integers that floats hold exactly, so the fast path gives the per-value rule's keys."""
 
 
 def canonical_label(value: Any) -> str | None:
@@ -56,7 +59,22 @@ def canonical_labels(values: pd.Series) -> pd.Series:
         return values.map(lambda v: None if pd.isna(v) else ("1" if v else "0")).astype(object)
     if pd.api.types.is_integer_dtype(values.dtype) and not values.isna().any():
         return values.astype("int64").astype(str).astype(object)
+    if _all_plain_integers(values):
+        # The common id column written as text: the same keys as the rule's, without a Python call per cell.
+        try:
+            return pd.Series(values.str.strip().astype("int64").astype(str).to_numpy(object), index=values.index)
+        except (ValueError, TypeError):
+            pass  # a whitespace pandas' strip keeps: the rule below decides
     return pd.Series([canonical_label(v) for v in values.tolist()], index=values.index, dtype=object)
+
+
+def _all_plain_integers(values: pd.Series) -> bool:
+    if not pd.api.types.is_string_dtype(values.dtype) or len(values) == 0 or values.isna().any():
+        return False
+    if not all(isinstance(v, str) for v in values.iloc[:1]):
+        return False
+    matches = values.str.fullmatch(_PLAIN_INTEGER.pattern)
+    return bool(matches.notna().all() and matches.astype(bool).all())
 
 
 def _number_key(number: float) -> str | None:

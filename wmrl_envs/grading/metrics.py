@@ -1,11 +1,25 @@
 """Kaggle competition metrics, written once, with the facts a grader needs to audit them.
 
 Each `Metric` carries its direction, the range its values can take (``bounds``: a
-leaderboard outside it cannot be in the metric's units) and the ``kind`` of predictions
-it expects, so validation and leaderboard checks read those facts instead of guessing.
-Implementations follow Kaggle's published definitions (log loss renormalises rows and
-clips at 1e-15, SMAPE counts 0/0 as 0, MAP@k divides by ``min(len(actual), k)``) and
-use only numpy and pandas, so grading needs no heavy import.
+leaderboard outside it cannot be in the metric's units), the ``kind`` of predictions
+it expects and the `Interval` numeric predictions must lie in, so validation and
+leaderboard checks read those facts instead of guessing. Implementations follow Kaggle's
+published definitions (log loss renormalises rows and clips at 1e-15, SMAPE counts 0/0 as
+0, MAP@k divides by ``min(len(actual), k)``) and use only numpy and pandas, so grading
+needs no heavy import.
+
+Prediction ranges are as wide as each metric's definition allows, since a submission the
+competition would score must not be refused:
+
+- rank metrics (ROC AUC, normalized Gini) depend only on the order of the scores, so any
+  finite real is accepted (decision margins, logits, ranks), as both anchors grade them;
+- log loss needs probabilities, so [0, 1] stays: a negative "probability" has no log;
+- RMSLE is ``log(1 + p)``, defined for p > -1, so (-1, inf): predictions in (-1, 0) are
+  scored as written, as MLE-Dojo's ``log(p + 1)`` and scikit-learn's
+  ``root_mean_squared_log_error`` (MLE-bench) both do. They are not clipped to 0: clipping
+  would score a different prediction than the one submitted and no anchor's code does it;
+  for non-negative answers a negative prediction always scores worse than 0, so nothing
+  rewards it. p <= -1 has no logarithm and is refused with a reason.
 
 Every metric takes ``(y_true, y_pred, **kwargs)``: two frames with only the target
 columns, rows already aligned by id. Labels are compared with the rule in `labels`.
@@ -27,6 +41,7 @@ __all__ = [
     "ALIASES",
     "LOG_LOSS_EPS",
     "METRICS",
+    "Interval",
     "Metric",
     "MetricKind",
     "UnknownMetricError",
@@ -38,9 +53,32 @@ MetricKind = Literal["label", "probability", "value", "ranking"]
 MetricFn = Callable[..., float]
 
 LOG_LOSS_EPS = 1e-15
-"""Kaggle replaces each probability p by max(min(p, 1 - 1e-15), 1e-15) before taking logs."""
+"""Log loss replaces each probability p by max(min(p, 1 - 1e-15), 1e-15) before taking logs.
+
+Kaggle's published definition and MLE-Dojo's graders use 1e-15, and the real leaderboards
+were computed with it, so positions on them need it. MLE-bench calls scikit-learn's
+``log_loss``, whose floor is the float64 epsilon (2.2e-16): a confidently wrong row costs
+36.04 there and 34.54 here; every prediction inside [1e-15, 1 - 1e-15] scores the same.
+"""
 
 _INF = math.inf
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The numbers a metric accepts as predictions: from `lo` to `hi`, `lo` itself excluded when `lo_open`."""
+
+    lo: float
+    hi: float
+    lo_open: bool = False
+
+    def outside(self, values: np.ndarray) -> np.ndarray:
+        """Mask of the values that are not in the interval."""
+        below = values <= self.lo if self.lo_open else values < self.lo
+        return below | (values > self.hi)
+
+    def __str__(self) -> str:
+        return f"{'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}]"
 
 
 @dataclass(frozen=True)
@@ -52,10 +90,10 @@ class Metric:
     bounds: tuple[float, float]
     """Every value the metric can return lies in [lo, hi]; used to check leaderboard units."""
     kind: MetricKind
-    """label: class labels; probability: numbers in [0, 1]; value: numbers; ranking: label lists."""
+    """label: class labels; probability: scores of a class; value: numbers; ranking: label lists."""
     fn: MetricFn
-    prediction_range: tuple[float, float] | None = None
-    """Closed range every numeric prediction must lie in, or None for labels and rankings."""
+    prediction_range: Interval | None = None
+    """Where every numeric prediction must lie; None: any finite number (and labels or rankings)."""
 
     def __call__(self, y_true: pd.DataFrame, y_pred: pd.DataFrame, **kwargs: Any) -> float:
         """The metric's value for aligned answer and prediction frames."""
@@ -284,7 +322,7 @@ def r2(y_true: pd.DataFrame, y_pred: pd.DataFrame) -> float:
 
 def _rmsle(a: np.ndarray, p: np.ndarray, metric: str) -> float:
     if (a <= -1).any() or (p <= -1).any():
-        raise ValueError(f"{metric} is undefined for values <= -1 (log1p); predictions must be >= 0")
+        raise ValueError(f"{metric} is undefined for values <= -1 (log1p); predictions must be > -1")
     return float(np.sqrt(np.mean((np.log1p(p) - np.log1p(a)) ** 2)))
 
 
@@ -345,23 +383,25 @@ def map_at_k(y_true: pd.DataFrame, y_pred: pd.DataFrame, k: int = 5) -> float:
 
 _UNIT = (0.0, 1.0)
 _NON_NEGATIVE = (0.0, _INF)
+_PROBABILITIES = Interval(0.0, 1.0)
+_ABOVE_MINUS_ONE = Interval(-1.0, _INF, lo_open=True)
 
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         Metric("accuracy", True, _UNIT, "label", accuracy),
-        Metric("roc_auc", True, _UNIT, "probability", roc_auc, _UNIT),
-        Metric("mean_column_roc_auc", True, _UNIT, "probability", mean_column_roc_auc, _UNIT),
-        Metric("log_loss", False, _NON_NEGATIVE, "probability", log_loss, _UNIT),
-        Metric("multiclass_log_loss", False, _NON_NEGATIVE, "probability", multiclass_log_loss, _UNIT),
-        Metric("rmse", False, _NON_NEGATIVE, "value", rmse, (-_INF, _INF)),
-        Metric("rmsle", False, _NON_NEGATIVE, "value", rmsle, _NON_NEGATIVE),
-        Metric("mean_column_rmsle", False, _NON_NEGATIVE, "value", mean_column_rmsle, _NON_NEGATIVE),
-        Metric("r2", True, (-_INF, 1.0), "value", r2, (-_INF, _INF)),
-        Metric("mae", False, _NON_NEGATIVE, "value", mae, (-_INF, _INF)),
+        Metric("roc_auc", True, _UNIT, "probability", roc_auc),
+        Metric("mean_column_roc_auc", True, _UNIT, "probability", mean_column_roc_auc),
+        Metric("log_loss", False, _NON_NEGATIVE, "probability", log_loss, _PROBABILITIES),
+        Metric("multiclass_log_loss", False, _NON_NEGATIVE, "probability", multiclass_log_loss, _PROBABILITIES),
+        Metric("rmse", False, _NON_NEGATIVE, "value", rmse),
+        Metric("rmsle", False, _NON_NEGATIVE, "value", rmsle, _ABOVE_MINUS_ONE),
+        Metric("mean_column_rmsle", False, _NON_NEGATIVE, "value", mean_column_rmsle, _ABOVE_MINUS_ONE),
+        Metric("r2", True, (-_INF, 1.0), "value", r2),
+        Metric("mae", False, _NON_NEGATIVE, "value", mae),
         Metric("quadratic_weighted_kappa", True, (-1.0, 1.0), "label", quadratic_weighted_kappa),
-        Metric("normalized_gini", True, (-1.0, 1.0), "value", normalized_gini, (-_INF, _INF)),
-        Metric("smape", False, (0.0, 200.0), "value", smape, (-_INF, _INF)),
+        Metric("normalized_gini", True, (-1.0, 1.0), "value", normalized_gini),
+        Metric("smape", False, (0.0, 200.0), "value", smape),
         Metric("f1", True, _UNIT, "label", f1),
         Metric("f1_macro", True, _UNIT, "label", f1_macro),
         Metric("map_at_k", True, _UNIT, "ranking", map_at_k),
@@ -398,4 +438,6 @@ def compute_metric(name: str, y_true: pd.DataFrame, y_pred: pd.DataFrame, **kwar
         raise ValueError(f"{name}: {len(y_pred)} prediction rows for {len(y_true)} answer rows; align them by id first")
     if len(y_true) == 0:
         raise ValueError(f"{name}: no rows to score")
-    return get_metric(name)(y_true, y_pred, **kwargs)
+    # Huge finite predictions may overflow to inf or nan; the grader refuses such a score with a reason.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return get_metric(name)(y_true, y_pred, **kwargs)

@@ -7,15 +7,19 @@ a `ValidationResult` whose ``reason`` says what was wrong in terms an agent can 
 (answers without the id column, a missing sample submission) do raise, because no
 submission could fix them.
 
-Rows may come in any order; they are aligned to the answers by id (ids compared with the
-rule in `labels`). Answers may carry a Kaggle-style ``Usage`` column (``Public`` /
-``Private``) that splits rows between the two leaderboards; it is never a submission column.
-The allowed labels of a label metric are the answers' labels, or ``metric_kwargs["labels"]``.
+A file is read by `submission_file`, which checks its header and shape on the raw bytes
+before any full parse, so a hostile file costs the grader no more than a valid one. Rows
+may come in any order; they are aligned to the answers by id (ids compared with the rule
+in `labels`). Answers may carry a Kaggle-style ``Usage`` column (``Public`` / ``Private``)
+that splits rows between the two leaderboards; it is never a submission column.
+
+The allowed labels of a label metric come from the task's public sources (`label_sets`),
+never from the hidden answers, and no reason names a label or value the agent did not write
+itself or could not read in the task's public files.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,15 +30,21 @@ import numpy as np
 import pandas as pd
 
 from wmrl_envs.competition import Competition
+from wmrl_envs.grading.label_sets import LabelSet, task_labels
 from wmrl_envs.grading.labels import canonical_label, canonical_labels
 from wmrl_envs.grading.metrics import Metric, get_metric
+from wmrl_envs.grading.submission_file import SubmissionFileError, column_problem, quoted, read_submission
 
-__all__ = ["USAGE_COLUMN", "ValidationResult", "validate_submission"]
+__all__ = ["USAGE_COLUMN", "ValidationResult", "size_cap", "validate_submission"]
 
 USAGE_COLUMN = "Usage"
 _USAGES = ("public", "private")
 _SHOWN = 5
 """How many example ids or values a reason lists before '...'."""
+_LONG_NUMBER = 64
+"""Cells longer than this are parsed by Python's float() (the same rule), not pandas."""
+_ITEM_CHARS = 120
+"""Longest example a reason shows in full: a hostile cell must not make a megabyte reason."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,6 +59,8 @@ class ValidationResult:
     """Target columns of the answers, same order."""
     usage: pd.Series | None = None
     """'public' or 'private' per aligned row when the answers have a Usage column, else None."""
+    warnings: tuple[str, ...] = ()
+    """Facts about the task worth an operator's attention (never naming a hidden label)."""
 
     @classmethod
     def invalid(cls, reason: str) -> ValidationResult:
@@ -57,8 +69,18 @@ class ValidationResult:
 
 
 MIN_SIZE_CAP_BYTES = 16 * 2**20
-BYTES_PER_CELL_CAP = 256
-"""A submission larger than this many bytes per expected cell (and than the minimum) is refused unread."""
+BYTES_PER_CELL_CAP = 32
+"""Room per expected cell beyond the sample submission's own bytes (a full-precision float is 24 characters)."""
+
+
+def size_cap(competition: Competition, cells: int) -> int:
+    """Largest submission read: twice the sample submission plus 32 bytes a cell, and never under 16 MB.
+
+    A valid submission has the sample's ids and columns, so its size follows the sample's; a
+    cap far above that would only let hostile files cost the grader more.
+    """
+    sample = Path(competition.sample_submission_path).stat().st_size
+    return max(MIN_SIZE_CAP_BYTES, 2 * sample + BYTES_PER_CELL_CAP * cells)
 
 
 class _Invalid(Exception):
@@ -72,55 +94,28 @@ def validate_submission(
     metric = get_metric(competition.metric)
     expected = _expected_columns(competition)
     _check_answers(competition, answers, metric)
+    label_sets = _label_sets(competition, metric)
     try:
-        max_bytes = max(MIN_SIZE_CAP_BYTES, BYTES_PER_CELL_CAP * len(answers) * len(expected))
-        frame = submission if isinstance(submission, pd.DataFrame) else _read_submission(Path(submission), max_bytes)
-        _check_columns(frame, expected)
+        if isinstance(submission, pd.DataFrame):
+            frame = submission
+        else:
+            max_bytes = size_cap(competition, len(answers) * len(expected))
+            frame = read_submission(Path(submission), expected, len(answers), max_bytes)
+        if problem := column_problem([str(c) for c in frame.columns], expected):
+            raise _Invalid(problem)
         aligned = _align_by_id(frame, answers, competition.id_column)
         predictions = pd.DataFrame(
-            {c: _check_values(aligned, c, metric, competition, answers) for c in competition.target_columns}
+            {c: _check_values(aligned, c, metric, competition, label_sets.get(c)) for c in competition.target_columns}
         )
-    except _Invalid as invalid:
+    except (_Invalid, SubmissionFileError) as invalid:
         return ValidationResult.invalid(str(invalid))
     return ValidationResult(
         valid=True,
         predictions=predictions,
         answers=answers[list(competition.target_columns)].reset_index(drop=True),
         usage=_usage(answers),
+        warnings=_unpredictable_labels(competition, answers, label_sets),
     )
-
-
-def _read_submission(path: Path, max_bytes: int) -> pd.DataFrame:
-    # Text cells only: each column's type is decided by the metric, not guessed by pandas.
-    if not path.exists():
-        raise _Invalid(f"no submission file at {path}: the solution must write its predictions there")
-    if not path.is_file():
-        raise _Invalid(f"submission path {path} is not a regular file")
-    size = path.stat().st_size
-    if size == 0:
-        raise _Invalid(f"submission file {path} is empty: write a header row and one row per test id")
-    if size > max_bytes:
-        # Parsing an oversized file would cost the grader (outside the sandbox) memory it may not have.
-        raise _Invalid(
-            f"submission file {path} is {size / 2**20:.1f} MB, more than the {max_bytes / 2**20:.1f} MB a submission "
-            "of this competition can need: write only the sample submission's columns, one row per test id"
-        )
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
-    except pd.errors.EmptyDataError:
-        raise _Invalid(f"submission file {path} is empty: write a header row and one row per test id") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, csv.Error, ValueError) as err:
-        raise _Invalid(f"submission file {path} could not be parsed as CSV: {_first_line(err)}") from None
-    except OSError as err:
-        raise _Invalid(f"submission file {path} could not be read: {err.strerror or err}") from None
-    if not isinstance(frame.index, pd.RangeIndex):
-        # pandas silently turns extra leading fields into an index instead of failing.
-        raise _Invalid(
-            f"submission file {path} could not be parsed as CSV: data rows have more fields than the "
-            f"{frame.shape[1]} header columns"
-        )
-    frame.columns = [str(c).strip() for c in frame.columns]
-    return frame
 
 
 # --- the task's side --------------------------------------------------------------------------
@@ -167,17 +162,6 @@ def _usage(answers: pd.DataFrame) -> pd.Series | None:
 # --- the submission's side --------------------------------------------------------------------
 
 
-def _check_columns(frame: pd.DataFrame, expected: list[str]) -> None:
-    got = [str(c) for c in frame.columns]
-    missing = [c for c in expected if c not in got]
-    extra = [c for c in got if c not in expected]
-    if missing or extra:
-        parts = ([f"missing {_listing(missing)}"] if missing else []) + (
-            [f"unexpected {_listing(extra)}"] if extra else []
-        )
-        raise _Invalid(f"wrong columns: {'; '.join(parts)} (expected exactly: {', '.join(expected)})")
-
-
 def _align_by_id(frame: pd.DataFrame, answers: pd.DataFrame, id_column: str) -> pd.DataFrame:
     ids = canonical_labels(frame[id_column])
     expected_ids = canonical_labels(answers[id_column])
@@ -200,35 +184,51 @@ def _align_by_id(frame: pd.DataFrame, answers: pd.DataFrame, id_column: str) -> 
 
 
 def _check_values(
-    aligned: pd.DataFrame, column: str, metric: Metric, competition: Competition, answers: pd.DataFrame
+    aligned: pd.DataFrame, column: str, metric: Metric, competition: Competition, labels: LabelSet | None
 ) -> pd.Series:
     values = aligned[column]
     if metric.kind == "ranking":
-        return values.map(lambda v: "" if _is_missing(v) else str(v).strip())
+        return _texts(values)
     if metric.kind == "label":
-        return _check_labels(
-            values, column, aligned[competition.id_column], _allowed_labels(competition, answers[column])
-        )
+        return _check_labels(values, column, aligned[competition.id_column], labels)
     return _check_numbers(values, column, aligned[competition.id_column], metric)
 
 
-def _allowed_labels(competition: Competition, answer_column: pd.Series) -> set[str]:
-    declared = competition.metric_kwargs.get("labels")
-    keys = [canonical_label(v) for v in declared] if declared is not None else canonical_labels(answer_column).tolist()
-    return {k for k in keys if k is not None}
+def _label_sets(competition: Competition, metric: Metric) -> dict[str, LabelSet | None]:
+    if metric.kind != "label":
+        return {}
+    return {c: task_labels(competition, c) for c in competition.target_columns}
 
 
-def _check_labels(values: pd.Series, column: str, ids: pd.Series, allowed: set[str]) -> pd.Series:
+def _unpredictable_labels(
+    competition: Competition, answers: pd.DataFrame, label_sets: dict[str, LabelSet | None]
+) -> tuple[str, ...]:
+    """Warnings for answer labels that no public source allows: a count, never the labels themselves."""
+    warnings = []
+    for column, allowed in label_sets.items():
+        if allowed is None:
+            continue
+        hidden = set(canonical_labels(answers[column]).dropna()) - allowed.labels
+        if hidden:
+            warnings.append(
+                f"{len(hidden)} label(s) in the answers of {competition.id!r} column {column!r} are not among the "
+                f"labels allowed by {allowed.source}; no submission can predict them"
+            )
+    return tuple(warnings)
+
+
+def _check_labels(values: pd.Series, column: str, ids: pd.Series, allowed: LabelSet | None) -> pd.Series:
     keys = canonical_labels(values)
     _reject(keys.isna(), f"column {column!r} has {{n}} empty labels", ids)
-    outside = ~keys.isin(allowed)
-    if outside.any():
-        examples = _listing(f"{values[i]!r} (id {ids[i]})" for i in np.flatnonzero(outside))
-        raise _Invalid(
-            f"column {column!r} has {int(outside.sum())} labels outside the allowed set "
-            f"{{{_listing(sorted(allowed, key=_label_order), shown=10)}}}: {examples}"
-        )
-    return values.map(lambda v: v.strip() if isinstance(v, str) else v)
+    if allowed is not None:
+        outside = ~keys.isin(allowed.labels)
+        if outside.any():
+            examples = _listing(f"{quoted(values[i])} (id {ids[i]})" for i in np.flatnonzero(outside))
+            raise _Invalid(
+                f"column {column!r} has {int(outside.sum())} labels outside the {len(allowed.labels)} labels of "
+                f"{allowed.source} {{{_listing(sorted(allowed.labels, key=_label_order), shown=10)}}}: {examples}"
+            )
+    return _texts(values)
 
 
 def _check_numbers(values: pd.Series, column: str, ids: pd.Series, metric: Metric) -> pd.Series:
@@ -236,13 +236,12 @@ def _check_numbers(values: pd.Series, column: str, ids: pd.Series, metric: Metri
     _reject(numbers.isna(), f"column {column!r} has {{n}} missing (NaN or empty) values", ids)
     _reject(np.isinf(numbers), f"column {column!r} has {{n}} infinite values", ids)
     if metric.prediction_range is not None:
-        lo, hi = metric.prediction_range
-        outside = (numbers < lo) | (numbers > hi)
+        outside = metric.prediction_range.outside(numbers.to_numpy())
         if outside.any():
             examples = _listing(f"{numbers[i]:g} for id {ids[i]}" for i in np.flatnonzero(outside))
             need = "probabilities" if metric.kind == "probability" else "values"
             raise _Invalid(
-                f"column {column!r} has {int(outside.sum())} values outside [{lo:g}, {hi:g}]: {examples}; "
+                f"column {column!r} has {int(outside.sum())} values outside {metric.prediction_range}: {examples}; "
                 f"{metric.name} needs {need} in that range"
             )
     return numbers
@@ -252,15 +251,17 @@ def _parse_numbers(values: pd.Series, column: str, ids: pd.Series) -> pd.Series:
     """Floats, NaN where a cell is empty; `_Invalid` naming the cells that are text, not numbers."""
     if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
         return values.astype(float)
-    text = values.map(lambda v: "" if _is_missing(v) else str(v).strip()).astype(object)
-    numbers = pd.to_numeric(text, errors="coerce").astype(float)
+    text = _texts(values)
+    # pandas parses long digit strings at ~30 ns a character, Python's float() at a hundredth of that.
+    long = text.str.len() > _LONG_NUMBER
+    numbers = pd.to_numeric(text.where(~long, ""), errors="coerce").astype(float)
     unparsed = numbers.isna() & (text != "")
     if unparsed.any():
         # Booleans spelled as text (True/false) are the numbers 1 and 0, as in the label rule.
         numbers[unparsed] = [_float_or_nan(canonical_label(t)) for t in text[unparsed]]
     not_numbers = numbers.isna() & ~text.str.lower().isin(["", "nan"])
     if not_numbers.any():
-        examples = _listing(f"{text[i]!r} for id {ids[i]}" for i in np.flatnonzero(not_numbers))
+        examples = _listing(f"{quoted(text[i])} for id {ids[i]}" for i in np.flatnonzero(not_numbers))
         raise _Invalid(f"column {column!r} has {int(not_numbers.sum())} values that are not numbers: {examples}")
     return numbers
 
@@ -274,9 +275,15 @@ def _reject(mask: pd.Series, message: str, ids: pd.Series) -> None:
 
 
 def _listing(items: Iterable[Any], shown: int = _SHOWN) -> str:
-    items = list(items)
-    text = ", ".join(str(i) for i in items[:shown])
-    return text + (", ..." if len(items) > shown else "")
+    # Only the items shown are formatted: a million bad cells cost no more than five.
+    shown_items, more = [], False
+    for i, item in enumerate(items):
+        if i == shown:
+            more = True
+            break
+        text = str(item)
+        shown_items.append(text if len(text) <= _ITEM_CHARS else f"{text[:_ITEM_CHARS]}...")
+    return ", ".join(shown_items) + (", ..." if more else "")
 
 
 def _label_order(key: str) -> tuple[int, float, str]:
@@ -291,9 +298,18 @@ def _float_or_nan(key: str | None) -> float:
         return math.nan
 
 
+def _texts(values: pd.Series) -> pd.Series:
+    """Each cell as stripped text ("" where missing), object dtype.
+
+    Built as a plain list: ``Series.map`` on pandas' arrow strings casts the result back to
+    arrow, which cost 1.7 s on 16 MB of long cells.
+    """
+    return pd.Series(
+        ["" if _is_missing(v) else str(v).strip() for v in values.tolist()], index=values.index, dtype=object
+    )
+
+
 def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _first_line(err: Exception) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

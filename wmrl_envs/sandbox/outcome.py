@@ -7,13 +7,12 @@ status and a message live here once.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import stat
 import time
 from pathlib import Path
 
+from wmrl_envs.nofollow import EntryError, entry_kind
 from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Limits, Status
 from wmrl_envs.sandbox.capture import BoundedLog
 from wmrl_envs.sandbox.diskusage import MAX_ENTRIES
@@ -30,15 +29,21 @@ def infra_error(backend: str, message: str, started: float | None = None) -> Exe
 
 
 def submission_in(workdir: Path) -> tuple[Path | None, str]:
-    """The submission file if it is a regular file; a symlink could point the grader at the answers."""
-    path = workdir / SUBMISSION_FILENAME
+    """The submission file if it is a regular file, else None and what was there instead.
+
+    Nothing is followed: a link (to the answers, or another run's output) is reported as a link.
+    """
     try:
-        mode = os.lstat(path).st_mode
-    except OSError:
+        found = entry_kind(workdir, SUBMISSION_FILENAME)
+    except EntryError as err:
+        return None, f"the output folder was tampered with, so no submission is read: {err}"
+    except OSError as err:
+        return None, f"the output folder cannot be read: {err.strerror or err}"
+    if found is None:
         return None, ""
-    if stat.S_ISREG(mode):
-        return path, ""
-    return None, f"{SUBMISSION_FILENAME} is not a regular file (a symlink or special file): ignored"
+    if found == "a regular file":
+        return workdir / SUBMISSION_FILENAME, ""
+    return None, f"{SUBMISSION_FILENAME} is {found}, not a regular file: ignored (write the CSV itself there)"
 
 
 def outcome(

@@ -16,7 +16,7 @@ MakeCompetition = Callable[..., Competition]
 
 @pytest.fixture
 def make_competition(tmp_path: Path) -> MakeCompetition:
-    """Write answers, a sample submission and optional leaderboards; return the `Competition`."""
+    """Write answers, a sample submission, optional training data and leaderboards; return the `Competition`."""
 
     def make(
         answers: pd.DataFrame,
@@ -28,6 +28,7 @@ def make_competition(tmp_path: Path) -> MakeCompetition:
         private_board: list[float] | Path | None = None,
         metric_kwargs: dict[str, Any] | None = None,
         name: str = "toy",
+        train: pd.DataFrame | None = None,
     ) -> Competition:
         folder = tmp_path / name
         (folder / "public").mkdir(parents=True, exist_ok=True)
@@ -37,6 +38,8 @@ def make_competition(tmp_path: Path) -> MakeCompetition:
         answers.to_csv(answers_path, index=False)
         sample_path = folder / "public" / "sample_submission.csv"
         answers[[id_column, *targets]].to_csv(sample_path, index=False)
+        if train is not None:
+            train.to_csv(folder / "public" / "train.csv", index=False)
         return Competition(
             id=name,
             description="",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wmrl_envs.grading.grader import Grade, Grader, PositionScore
+from wmrl_envs.grading.metrics import METRICS
 
 IDS = list(range(1, 21))
 TARGET = [0, 1] * 10
@@ -161,3 +163,76 @@ def test_row_shuffles_do_not_change_the_grade(credit, tmp_path, data):
     reference = grader.grade(credit, write(tmp_path, submission, "a.csv"))
     shuffled = grader.grade(credit, write(tmp_path, submission.iloc[order], "b.csv"))
     assert shuffled == reference
+
+
+# --- a valid grade's score is always finite ------------------------------------------------------
+
+_EXTREMES = [1e308, -1e308, 1.7976931348623157e308, 1e-308, 0.0, 1e154, -1e200, 0.5]
+
+
+def _answers_and_submission(metric: str, values: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    n = len(values)
+    ids = list(range(n))
+    if metric in ("mean_column_roc_auc", "multiclass_log_loss", "mean_column_rmsle"):
+        truth = {"a": [i % 2 for i in ids], "b": [(i + 1) % 2 for i in ids]}
+        return pd.DataFrame({"id": ids, **truth}), pd.DataFrame({"id": ids, "a": values, "b": values[::-1]})
+    if metric == "map_at_k":
+        return pd.DataFrame({"id": ids, "y": ["A B"] * n}), pd.DataFrame({"id": ids, "y": [f"{v!r} A" for v in values]})
+    truth = [i % 2 for i in ids] if metric in ("roc_auc", "log_loss", "normalized_gini", "f1") else [i % 3 + 1 for i in ids]
+    return pd.DataFrame({"id": ids, "y": truth}), pd.DataFrame({"id": ids, "y": values})
+
+
+@pytest.mark.parametrize("metric", sorted(METRICS))
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.sampled_from(_EXTREMES) | st.floats(allow_nan=False, allow_infinity=False), min_size=4, max_size=8))
+def test_a_valid_grade_has_a_finite_score_whatever_the_predictions(make_competition, tmp_path, metric, values):
+    answers, submission = _answers_and_submission(metric, values)
+    competition = make_competition(answers, metric, METRICS[metric].higher_is_better, name=f"finite-{metric}")
+    grade = Grader().grade(competition, write(tmp_path, submission))
+    if grade.valid:
+        assert all(np.isfinite(s) for s in (grade.score, grade.public_score, grade.private_score))
+        assert grade.to_dict()["score"] is not None
+    else:
+        assert grade.reason
+
+
+@pytest.mark.parametrize("metric", ["rmse", "mae", "r2", "smape"])
+def test_predictions_of_1e308_are_invalid_with_a_reason_not_a_null_score(make_competition, tmp_path, metric):
+    answers = pd.DataFrame({"id": range(4), "y": [1.0, 2.0, 3.0, 4.0]})
+    competition = make_competition(answers, metric, METRICS[metric].higher_is_better)
+    grade = Grader().grade(competition, write(tmp_path, answers.assign(y=[1e308, -1e308, 1e308, 2.0])))
+    assert not grade.valid
+    assert "not a finite number" in grade.reason and "1e+308" in grade.reason
+
+
+# --- the submission is read where the run left it, through no link -------------------------------
+
+
+def test_an_output_folder_swapped_for_a_link_to_another_run_is_not_graded(credit, tmp_path):
+    victim, attacker = tmp_path / "run-victim", tmp_path / "run-attacker"
+    victim.mkdir()
+    attacker.mkdir()
+    perfect = pd.DataFrame({"Id": IDS, "Probability": TARGET})
+    write(victim, perfect)
+    assert Grader().grade(credit, victim / "submission.csv").valid
+    attacker.rename(tmp_path / "elsewhere")
+    attacker.symlink_to(victim)
+    grade = Grader().grade(credit, attacker / "submission.csv")
+    assert not grade.valid
+    assert "run-attacker is a symbolic link" in grade.reason
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda p, answers: p.symlink_to(answers), "a symbolic link"),
+        (lambda p, answers: os.mkfifo(p), "a named pipe (FIFO)"),
+        (lambda p, answers: p.mkdir(), "a directory"),
+    ],
+)
+def test_something_other_than_a_file_at_the_submission_path_is_named(credit, tmp_path, make, kind):
+    path = tmp_path / "submission.csv"
+    make(path, credit.answers_path)
+    grade = Grader().grade(credit, path)
+    assert not grade.valid
+    assert f"is {kind}" in grade.reason and "no submission file was written" not in grade.reason

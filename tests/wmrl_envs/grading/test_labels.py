@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wmrl_envs.grading.labels import canonical_label, canonical_labels
 
@@ -54,3 +56,14 @@ def test_columns_keep_their_index_and_mark_missing_as_none():
     keys = canonical_labels(pd.Series([2.0, None, 3.5], index=[10, 11, 12]))
     assert keys.index.tolist() == [10, 11, 12]
     assert keys.tolist() == ["2", None, "3.5"]
+
+
+_integer_texts = st.from_regex(r"[ \t]?-?[0-9]{1,19}[ \t\f]?", fullmatch=True) | st.sampled_from(["+5", "1e3", "٣", " "])
+
+
+@given(st.lists(_integer_texts, min_size=1, max_size=20), st.sampled_from([object, "str"]))
+def test_a_text_column_of_integers_gets_each_value_s_key(texts, dtype):
+    column = pd.Series(texts, dtype=dtype, index=range(5, 5 + len(texts)))
+    keys = canonical_labels(column)
+    assert keys.tolist() == [canonical_label(t) for t in texts]
+    assert keys.index.tolist() == column.index.tolist()

@@ -181,8 +181,6 @@ def test_empty_id_is_invalid(auc_task, good, tmp_path):
         ("inf", "infinite"),
         ("-inf", "infinite"),
         ("abc", "not numbers: 'abc' for id 100"),
-        ("1.5", "outside [0, 1]: 1.5 for id 100; roc_auc needs probabilities"),
-        ("-0.1", "outside [0, 1]"),
     ],
 )
 def test_bad_numeric_cells_are_invalid_and_named(auc_task, good, tmp_path, cell, fragment):
@@ -197,25 +195,34 @@ def test_nan_in_a_dataframe_submission_is_invalid(auc_task, good):
     assert_invalid(check(auc_task, frame), "missing", "ids: 103")
 
 
-def test_negative_predictions_are_invalid_for_rmsle(make_competition, tmp_path):
+def test_rmsle_refuses_only_predictions_without_a_logarithm(make_competition, tmp_path):
     answers = pd.DataFrame({"datetime": ["2012-01-01 00:00", "2012-01-01 01:00"], "count": [3.0, 5.0]})
     task = make_competition(answers, "rmsle", False, id_column="datetime"), answers
     submission = answers.assign(count=[-1.0, 2.0])
-    assert_invalid(check(task, write(tmp_path, submission)), "outside [0, inf]", "rmsle needs values")
-    assert check(task, write(tmp_path, answers.assign(count=[0.0, 2.0]))).valid
+    assert_invalid(check(task, write(tmp_path, submission)), "outside (-1, inf]", "rmsle needs values")
+    assert check(task, write(tmp_path, answers.assign(count=[-0.5, 2.0]))).valid
+
+
+@pytest.mark.parametrize("cell", ["1.5", "-0.1"])
+def test_log_loss_still_needs_probabilities(make_competition, tmp_path, cell):
+    answers = pd.DataFrame({"id": range(4), "target": [0, 1, 0, 1]})
+    task = make_competition(answers, "log_loss", False), answers
+    submission = answers.astype({"target": object}).assign(target=[cell, "0.5", "0.5", "0.5"])
+    assert_invalid(check(task, write(tmp_path, submission)), "outside [0, 1]", "log_loss needs probabilities")
 
 
 @pytest.fixture
 def label_task(make_competition):
     answers = pd.DataFrame({"Id": range(14), "Cover_Type": list(range(1, 8)) * 2})
-    return make_competition(answers, "accuracy", True, id_column="Id"), answers
+    train = pd.DataFrame({"Id": range(100, 108), "Cover_Type": list(range(1, 9))})
+    return make_competition(answers, "accuracy", True, id_column="Id", train=train), answers
 
 
-def test_labels_outside_the_answers_set_are_invalid(label_task, tmp_path):
+def test_labels_outside_the_training_labels_are_invalid(label_task, tmp_path):
     submission = label_task[1].assign(Cover_Type=[9] + [1] * 13)
     assert_invalid(
         check(label_task, write(tmp_path, submission)),
-        "1 labels outside the allowed set {1, 2, 3, 4, 5, 6, 7}",
+        "1 labels outside the 8 labels of train.csv and the sample submission {1, 2, 3, 4, 5, 6, 7, 8}",
         "'9' (id 0)",
     )
 
@@ -225,7 +232,7 @@ def test_labels_written_as_floats_are_the_same_labels(label_task, tmp_path):
     assert check(label_task, write(tmp_path, submission)).valid
 
 
-def test_declared_labels_override_the_answers_set(make_competition, tmp_path):
+def test_declared_labels_are_the_allowed_set(make_competition, tmp_path):
     answers = pd.DataFrame({"Id": range(3), "Response": [1, 2, 3]})
     competition = make_competition(
         answers, "quadratic_weighted_kappa", True, id_column="Id", metric_kwargs={"labels": range(1, 9)}
