@@ -67,12 +67,14 @@ Regimes (same steps, groups, group size, tasks and random draws per seed)
 - ``real``: every group scored by real execution (the ceiling; the most real evaluations).
 - ``wm_only``: every group scored by the raw world model (no real evaluation).
 - ``debias``: ~10% anchor groups (real and world model, trained on their real
-  rewards, weight 1); world-model rewards pass through the isotonic map.
-- ``denoise``: the same anchors, weighted ``1 + c s^2`` from residuals of the raw
-  (identity-calibrated) predictions; world-model rewards raw.
-- ``wmrl``: both, wired as the library documents (map updated first, residuals
-  measured under the updated map once it exists), plus the `FallbackRule`, which
-  may raise the anchor fraction and weight.
+  rewards); world-model rewards pass through the isotonic map; the weighter's
+  anchor weight replaced by 1.
+- ``denoise``: the same anchors, weighted ``1 + c s^2`` from out-of-sample residuals
+  of the raw predictions; world-model rewards raw.
+- ``wmrl``: both. All three run the library's own step (`correct_step`: residuals
+  out of sample, map, `FallbackRule`) and fuse groups as the trainer's loss does
+  (`normalised_weights`), so the ablations differ from wmrl only in the correction
+  they switch off.
 - ``real_budget``: real execution only, with exactly the real evaluations wmrl
   spent (each step, as many groups as wmrl had anchors that step).
 
@@ -129,7 +131,8 @@ from wmrl_envs.corrections import (
     FallbackRule,
     InverseVarianceWeighter,
     OnlineDebiaser,
-    mean_rank_correlation,
+    correct_step,
+    normalised_weights,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results" / "corrections.json"
@@ -223,9 +226,10 @@ def group_gradients(advantages: np.ndarray, eps: np.ndarray, contexts: np.ndarra
     return grads.reshape(len(contexts), -1)
 
 
-def fused_gradient(grads: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The weighted mean of group gradients: the inverse-variance combination when weights are 1 / Var."""
-    return (weights[:, None] * grads).sum(axis=0) / weights.sum()
+def fused_gradient(grads: np.ndarray, weights: np.ndarray, group_size: int) -> np.ndarray:
+    """The weighted mean of group gradients, normalised by the total weight exactly as the library's loss is."""
+    normalised = np.asarray(normalised_weights([float(w) for w in weights], [group_size] * len(weights)))
+    return (normalised[:, None] * grads).mean(axis=0)
 
 
 @dataclass
@@ -269,7 +273,7 @@ def train(
     optimum = family.optimum()
     weights = np.zeros((family.action_dim, family.context_dim))
     corrected = regime in ("debias", "denoise", "wmrl")
-    use_map, use_weights, use_fallback = regime in ("debias", "wmrl"), regime in ("denoise", "wmrl"), regime == "wmrl"
+    use_map, use_weights = regime in ("debias", "wmrl"), regime in ("denoise", "wmrl")
     scheduler = AnchorScheduler(fraction=cfg.anchor_fraction, seed=seed)
     debiaser, weighter, rule = OnlineDebiaser(), InverseVarianceWeighter(), FallbackRule()
     real_evals = wm_calls = 0
@@ -295,28 +299,28 @@ def train(
             plan.append(len(anchors))
             real_evals += len(anchors) * cfg.group_size
             wm_calls += batch.predicted.size
-            if use_map:
-                debiaser.add(batch.predicted[anchors], batch.real[anchors])  # the map is updated first
-            calibrated = debiaser.transform(batch.predicted) if use_map else batch.predicted
-            if use_weights and (debiaser.is_fitted or not use_map):
-                for g in anchors:
-                    weighter.observe(calibrated[g], batch.real[g])
-            anchor_weight, wm_weight = (weighter.anchor_weight if use_weights else 1.0), 1.0
-            if use_fallback:
-                decision = rule.update(
-                    error_reduction=debiaser.error_reduction(),
-                    rank_correlation=mean_rank_correlation((calibrated[g], batch.real[g]) for g in anchors),
-                    residual_variance=weighter.residual_variance,
-                )
-                anchor_weight, wm_weight = decision.anchor_weight(anchor_weight), decision.world_model_weight
-                scheduler.fraction = decision.anchor_fraction
-                states[decision.state.value] = states.get(decision.state.value, 0) + 1
+            # The library's own step (out-of-sample residuals, map, fallback), with this regime's corrections.
+            step_correction = correct_step(
+                debiaser,
+                weighter,
+                rule,
+                batch.predicted.tolist(),
+                [batch.real[g].tolist() if g in anchors else [None] * cfg.group_size for g in range(n_groups)],
+                anchors,
+                debias=use_map,
+                denoise=use_weights,
+            )
+            calibrated = np.asarray(step_correction.calibrated, dtype=np.float64).reshape(batch.predicted.shape)
+            anchor_weight, wm_weight = step_correction.anchor_weight, step_correction.world_model_weight
+            decision = step_correction.decision
+            scheduler.fraction = decision.anchor_fraction
+            states[decision.state.value] = states.get(decision.state.value, 0) + 1
             rewards = calibrated.copy()
             rewards[anchors] = batch.real[anchors]  # anchors train on what they really scored
             group_weights[:] = wm_weight
             group_weights[anchors] = anchor_weight
         grads = group_gradients(group_advantages(rewards), batch.eps, batch.contexts, family.exploration)
-        weights = weights + cfg.lr * fused_gradient(grads, group_weights).reshape(weights.shape)
+        weights = weights + cfg.lr * fused_gradient(grads, group_weights, cfg.group_size).reshape(weights.shape)
     final_gap = optimum - family.mean_reward(weights, solution_map, eval_contexts)
     curve.append((cfg.steps, final_gap))
     tail = [gap for step, gap in curve if step >= 0.75 * cfg.steps]
@@ -438,8 +442,9 @@ def variance_reduction(cfg: Config, seed: int, weights: np.ndarray, label: str) 
     mixed = np.concatenate([real_grads[:, :n_anchor], wm_grads[:, n_anchor:]], axis=1)
 
     def fused(w_anchor: float) -> np.ndarray:
-        group_weights = np.r_[np.full(n_anchor, w_anchor), np.ones(n_wm)]
-        return np.einsum("g,rgk->rk", group_weights, mixed) / group_weights.sum()
+        group_weights = np.r_[np.full(n_anchor, w_anchor), np.ones(n_wm)].tolist()
+        normalised = np.asarray(normalised_weights(group_weights, [cfg.group_size] * cfg.groups))
+        return np.einsum("g,rgk->rk", normalised, mixed) / cfg.groups
 
     def predicted_variance(w_anchor: float, ratio: float) -> float:  # in units of V_E
         return (n_anchor * w_anchor**2 + n_wm * ratio) / (n_anchor * w_anchor + n_wm) ** 2

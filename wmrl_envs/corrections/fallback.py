@@ -113,7 +113,8 @@ class FallbackConfig:
     degraded_weight_floor: float = 2.0
     """Floor under the anchor weight while degraded: anchors count at least twice a world-model group."""
     fallen_back_weight_floor: float = 4.0
-    """Floor under the anchor weight once fallen back (moot when world-model groups weigh 0)."""
+    """Floor under the anchor weight once fallen back. The fusion is normalised by the total weight, so while
+    world-model groups weigh 0 the anchors share the step equally whatever the floor: exactly plain GRPO."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

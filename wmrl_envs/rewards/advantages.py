@@ -7,9 +7,15 @@ Two WMRL details live here rather than in each trainer:
   and std, and their advantage is ``None``: a missing score is not evidence that
   the rollout was bad, and counting it as 0 would both penalise it and shift every
   other rollout's baseline.
-- Each group's advantages are multiplied by its weight: the inverse-variance
-  weight of an anchor group, 1 for a world-model group, 0 for a world-model group
-  once the fallback rule has given up on the world model.
+- Each group's advantages are multiplied by its weight normalised over the step
+  (`normalised_weights`): the inverse-variance weight of an anchor group, 1 for a
+  world-model group, 0 for a world-model group once the fallback rule has given up
+  on the world model, rescaled so the step's scored trajectories average weight 1.
+  The loss's mean over trajectories then IS the weighted average of the groups'
+  gradients, ``sum_g w_g grad_g / sum_g w_g``: a weight says how much a group
+  counts against the others, never how large the step is, so a step where every
+  group has the same weight (4 or 1) is plain GRPO. The weights are normalised over
+  the groups passed in one call: pass all of a step's groups together.
 
 The std convention is selectable. ``"sample"`` (Bessel-corrected, ddof = 1, the
 default) is what TRL's GRPOTrainer (`nanstd`) and verl's GRPO compute, so the
@@ -30,6 +36,7 @@ from typing import Literal
 
 import numpy as np
 
+from wmrl_envs.corrections.fusion import normalised_weights
 from wmrl_envs.rewards.base import GroupScore
 
 __all__ = ["group_advantages"]
@@ -42,12 +49,14 @@ def group_advantages(
     eps: float = 1e-6,
     std: Literal["population", "sample", "none"] = "sample",
 ) -> list[list[float | None]]:
-    """Per-group standardised, weighted advantages; None where the reward is None (see the module docstring)."""
+    """Per-group standardised advantages times normalised group weights; None where the reward is None."""
     if std not in _DDOF:
         raise ValueError(f"std must be 'population' or 'sample' (or 'none': centre only), got {std!r}")
     if not (math.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
-    return [_one_group(group.rewards, group.weight, eps, _DDOF[std]) for group in group_scores]
+    sizes = [sum(r is not None for r in group.rewards) for group in group_scores]
+    weights = normalised_weights([group.weight for group in group_scores], sizes)
+    return [_one_group(group.rewards, w, eps, _DDOF[std]) for group, w in zip(group_scores, weights, strict=True)]
 
 
 def _one_group(rewards: Sequence[float | None], weight: float, eps: float, ddof: int | None) -> list[float | None]:

@@ -8,23 +8,18 @@ in this order (the order is the method, not a detail):
 1. choose the anchor groups (`AnchorScheduler`, reproducible per step);
 2. score anchors with both sources and the other groups with the world model, the
    two sources concurrently, since real execution is the slow one;
-3. feed the anchor pairs to `OnlineDebiaser`, then calibrate every world-model
-   reward through its (possibly just refit) monotone map;
-4. once a map exists, measure the residuals of calibrated predictions on each anchor
-   group (`InverseVarianceWeighter`): residuals of the updated map, so the anchor
-   weight relaxes as debiasing improves; before that, raw-scale mismatch is not noise;
-5. let `FallbackRule` judge calibration, ranking and residuals, and adopt its
-   recommendation: the next step's anchor fraction, a floor under the anchor weight,
-   and the world-model groups' weight (0 once fallen back: plain GRPO on real runs).
-   The ranking signal is the Spearman correlation of the RAW predictions with the
-   real scores: a monotone map can only tie ranks, never reorder them, and a world
-   model that ranks backwards gets a flat map, whose calibrated predictions have no
-   ranking at all (the signal would vanish exactly when it matters most).
+3. apply the corrections (`correct_step`): out-of-sample residuals of each anchor
+   group to the weighter, the pairs to the debiaser (which may refit), every
+   world-model reward through the map, and the fallback rule's recommendation
+   adopted: the next step's anchor fraction, a floor under the anchor weight, and the
+   world-model groups' weight (0 once fallen back: plain GRPO on real runs).
 
 The paper's ablations switch one correction off: ``debias=False`` keeps the raw
 predictions (no map; the anchor weight then comes from residuals of the raw
-predictions), ``denoise=False`` keeps the anchor weight at 1 (the fallback rule still
-sets the anchor fraction and the world-model groups' weight).
+predictions), ``denoise=False`` puts 1 in place of the weighter's anchor weight. Each
+ablation switches off only its own correction: the debiaser and the weighter still
+measure (their signals feed the fallback rule), and the fallback rule still sets the
+anchor fraction, the floor under the anchor weight and the world-model groups' weight.
 
 Anchors are always scored by the world model too, also while fallen back: that is
 what lets the rule see the world model recover.
@@ -60,7 +55,7 @@ from wmrl_envs.corrections import (
     InverseVarianceWeighter,
     OnlineDebiaser,
     StateDictError,
-    mean_rank_correlation,
+    correct_step,
 )
 from wmrl_envs.corrections.state import StateReader, state_header
 from wmrl_envs.rewards.base import (
@@ -135,44 +130,33 @@ class Corrected:
         self._next_step = step + 1
         real, predicted = self._score_both(groups, anchors)
 
-        pairs = [
-            (p.value, r.value)
-            for g in sorted(anchors)
-            for r, p in zip(real[g], predicted[g])
-            if r is not None and p is not None
-        ]
-        if pairs:
-            self.debiaser.add([p for p, _ in pairs], [r for _, r in pairs])
+        real_values = [[None if r is None else r.value for r in group] for group in real]
         raw = [[None if p is None else p.value for p in group] for group in predicted]
-        fitted = self.debias and self.debiaser.is_fitted
-        calibrated = [
-            [None if p is None else float(self.debiaser.transform(p)) if fitted else p for p in group] for group in raw
-        ]
-        if fitted or not self.debias:
-            for g in sorted(anchors):
-                self.weighter.observe(*_paired(calibrated[g], real[g]))
-        rank = mean_rank_correlation(_paired(raw[g], real[g]) for g in sorted(anchors))
-        decision = self.fallback.update(
-            error_reduction=self.debiaser.error_reduction(),
-            rank_correlation=rank,
-            residual_variance=self.weighter.residual_variance,
+        step_correction = correct_step(
+            self.debiaser,
+            self.weighter,
+            self.fallback,
+            raw,
+            real_values,
+            sorted(anchors),
+            debias=self.debias,
+            denoise=self.denoise,
+        )
+        decision, calibrated, fitted = (
+            step_correction.decision,
+            step_correction.calibrated,
+            step_correction.calibrated_by_map,
         )
         self.scheduler.fraction = decision.anchor_fraction
-        anchor_weight = decision.anchor_weight(self.weighter.anchor_weight) if self.denoise else 1.0
+        anchor_weight = step_correction.anchor_weight
 
         step_diagnostics = {
             "step": step,
-            "calibrated": fitted,
+            **step_correction.diagnostics(),
             "corrections": {"debias": self.debias, "denoise": self.denoise},
-            "anchor_weight": anchor_weight,
-            "world_model_weight": decision.world_model_weight,
             "residual_variance": self.weighter.residual_variance,
             "realized_anchor_fraction": self.scheduler.realized_fraction,
-            "next_anchor_fraction": decision.anchor_fraction,
-            "fallback_state": decision.state.value,
-            "failing": list(decision.failing),
             "error_reduction": self.debiaser.error_reduction(),
-            "rank_correlation": rank,
             "n_pairs": self.debiaser.n_pairs,
             "n_anchor_groups": len(anchors),
         }
@@ -183,7 +167,7 @@ class Corrected:
                 source, weight = ANCHOR, anchor_weight
             else:
                 scores = [_calibrated_score(p, c, fitted) for p, c in zip(predicted[g], calibrated[g])]
-                source, weight = WORLD_MODEL, decision.world_model_weight
+                source, weight = WORLD_MODEL, step_correction.world_model_weight
             rewards = [None if s is None else s.value for s in scores]
             diagnostics = {
                 **step_diagnostics,
@@ -284,12 +268,6 @@ def _sanitised(score: Score | None, role: str) -> Score | None:
         logger.warning("the %s reward source gave %r outside [0, 1]; clipped", role, value)
         return dataclasses.replace(score, value=min(max(float(value), 0.0), 1.0))
     return score
-
-
-def _paired(predicted: list[float | None], real: list[Score | None]) -> tuple[list[float], list[float]]:
-    """Predictions and real scores of the rollouts both sources scored."""
-    both = [(p, r.value) for p, r in zip(predicted, real) if p is not None and r is not None]
-    return [c for c, _ in both], [r for _, r in both]
 
 
 def _anchor_score(real: Score | None, predicted: Score | None, calibrated: float | None) -> Score | None:

@@ -280,3 +280,27 @@ def test_denoising_off_keeps_anchor_weight_one_while_the_map_still_calibrates(wo
         assert all(g.weight == 1.0 for g in scored if g.source == ANCHOR)
     assert all(g.diagnostics["calibrated"] for g in scored)
     assert all(g.diagnostics["corrections"] == {"debias": True, "denoise": False} for g in scored)
+
+
+def test_the_ablations_differ_from_wmrl_only_in_the_correction_they_switch_off(world) -> None:
+    codes, real_of = world
+    rng = np.random.default_rng(5)
+    noisy = {c: float(np.clip(1.0 - r + rng.normal(0, 0.05), 0, 1)) for c, r in real_of.items()}  # ranks backwards
+    runs = {}
+    for name, kwargs in (("wmrl", {}), ("debias_only", {"denoise": False}), ("denoise_only", {"debias": False})):
+        fallback = FallbackRule(FallbackConfig(rank_window=2, min_rank_observations=2))
+        corrected = _corrected(Table("real", real_of), Table("world_model", noisy), fallback=fallback, **kwargs)
+        runs[name] = [corrected.score_groups(_groups(codes[s * 40 : (s + 1) * 40], 4)) for s in range(4)]
+    # Denoising off leaves every signal of the fallback rule as it was: the same anchors and states as wmrl.
+    assert [[(g.source, g.diagnostics["fallback_state"]) for g in step] for step in runs["debias_only"]] == [
+        [(g.source, g.diagnostics["fallback_state"]) for g in step] for step in runs["wmrl"]
+    ]
+    for name, steps in runs.items():
+        # After the fallback every group is an anchor at the fallen-back floor, whichever correction is off
+        # (debias_only used to force weight 1 here).
+        assert steps[-1][0].diagnostics["fallback_state"] == "fallen_back", name
+        assert {g.weight for g in steps[-1]} == {4.0}, name
+    # Debiasing off changes the world-model groups' rewards only; anchors keep their real scores.
+    for a, b in zip(runs["wmrl"][0], runs["denoise_only"][0]):
+        if a.source == ANCHOR:
+            assert a.rewards == b.rewards
