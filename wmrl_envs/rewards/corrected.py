@@ -34,10 +34,11 @@ world-model group all ``None`` and gives the corrections no pairs, and a score t
 is NaN or infinite (from a misbehaving source) becomes ``None`` with a warning.
 Values outside [0, 1] are clipped into it with a warning.
 
-`score(batch)` treats the batch as ONE group and one step. Since every step has at
-least one anchor group, scoring one group per call always executes it for real:
-use `score_groups` (or `GroupVectorEnv`) to get the savings. Not thread-safe: one
-trainer drives one `Corrected`.
+`score(batch)` treats the batch as ONE group and one step. Anchoring is scheduled
+over the run (`AnchorScheduler`), so scoring one group per call still runs about the
+anchor fraction of the groups for real. A multi-turn step keeps its anchor groups
+for all its turns (``turn`` in `score_groups`). Not thread-safe: one trainer drives
+one `Corrected`.
 """
 
 from __future__ import annotations
@@ -115,19 +116,24 @@ class Corrected:
             else AnchorScheduler(fraction=self.fallback.decision.anchor_fraction, seed=seed)
         )
         self._next_step = 0
+        self._open_step: tuple[int, int, list[int]] | None = None
 
     def score(self, batch: Sequence[Any]) -> list[Score | None]:
-        """Score `batch` as one group at the next step (so always as an anchor; see the module docstring)."""
+        """Score `batch` as one group at the next step (an anchor as often as the anchor fraction says)."""
         if not batch:
             return []
         return self.score_groups([batch])[0].scores
 
-    def score_groups(self, groups: Sequence[Sequence[Any]], step: int | None = None) -> list[GroupScore]:
-        """Score one training step's groups; `step` defaults to one past the last step scored (steps must increase)."""
+    def score_groups(self, groups: Sequence[Sequence[Any]], step: int | None = None, turn: int = 0) -> list[GroupScore]:
+        """Score one call's groups; `step` defaults to one past the last step scored (steps must increase).
+
+        A multi-turn step scores each turn's solutions with the same `step` and ``turn = 1, 2, ...`` after
+        ``turn = 0``: the groups that were anchors at turn 0 stay anchors (whole groups across all turns, as the
+        paper anchors them), and the scheduler counts the step's groups once.
+        """
         groups = [_checked_group(group, g) for g, group in enumerate(groups)]
-        step = self._next_step if step is None else step
-        anchors = set(self.scheduler.choose(len(groups), step))
-        self._next_step = step + 1
+        step, anchor_list = self._anchors_of(len(groups), step, turn)
+        anchors = set(anchor_list)
         real, predicted = self._score_both(groups, anchors)
 
         real_values = [[None if r is None else r.value for r in group] for group in real]
@@ -152,6 +158,7 @@ class Corrected:
 
         step_diagnostics = {
             "step": step,
+            "turn": turn,
             **step_correction.diagnostics(),
             "corrections": {"debias": self.debias, "denoise": self.denoise},
             "residual_variance": self.weighter.residual_variance,
@@ -177,6 +184,25 @@ class Corrected:
             results.append(GroupScore(rewards, source, weight, scores, diagnostics))
         logger.info("corrected step %d: %s", step, step_diagnostics)
         return results
+
+    def _anchors_of(self, n_groups: int, step: int | None, turn: int) -> tuple[int, list[int]]:
+        """The call's step and anchors: chosen by the scheduler at turn 0, those of the open step after."""
+        if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
+            raise ValueError(f"turn must be an int >= 0, got {turn!r}")
+        if turn == 0:
+            step = self._next_step if step is None else step
+            anchors = self.scheduler.choose(n_groups, step)
+            self._next_step = step + 1
+            self._open_step = (step, n_groups, anchors)
+            return step, anchors
+        open_step = self._open_step
+        if open_step is None or (step is not None and step != open_step[0]) or n_groups != open_step[1]:
+            opened = "no step" if open_step is None else f"step {open_step[0]} with {open_step[1]} groups"
+            raise ValueError(
+                f"turn {turn} continues the step opened at turn 0, which was {opened}; score turn 0 of step "
+                f"{step} with these {n_groups} groups first (the same groups, in the same order, every turn)"
+            )
+        return open_step[0], open_step[2]
 
     def _score_both(
         self, groups: list[list[Any]], anchors: set[int]
@@ -206,6 +232,7 @@ class Corrected:
     def state_dict(self) -> dict[str, Any]:
         """The full state (step counter and every correction's state) as a JSON-serialisable dict."""
         state = {**state_header(type(self).__name__), "next_step": self._next_step}
+        state["open_step"] = None if self._open_step is None else [*self._open_step[:2], list(self._open_step[2])]
         for part in _PARTS:
             state[part] = getattr(self, part).state_dict()
         return state
@@ -215,6 +242,7 @@ class Corrected:
         kind = type(self).__name__
         read = StateReader(state, kind)
         next_step = read.integer("next_step", minimum=0)
+        open_step = _open_step(state.get("open_step"), kind)  # absent in states saved before turns shared anchors
         parts = {part: read.mapping(part) for part in _PARTS}
         for part, sub_state in parts.items():
             try:  # a throwaway copy checks the whole state before anything is assigned
@@ -227,6 +255,18 @@ class Corrected:
         for part, sub_state in parts.items():
             getattr(self, part).load_state_dict(sub_state)
         self._next_step = next_step
+        self._open_step = open_step
+
+
+def _open_step(value: Any, kind: str) -> tuple[int, int, list[int]] | None:
+    """The saved open step ``[step, n_groups, anchors]``, checked."""
+    if value is None:
+        return None
+    ok = isinstance(value, list) and len(value) == 3 and isinstance(value[2], list)
+    ints = ok and all(not isinstance(v, bool) and isinstance(v, int) and v >= 0 for v in [*value[:2], *value[2]])
+    if not ints or any(a >= value[1] for a in value[2]):
+        raise StateDictError(f"{kind} state: key 'open_step' must be null or [step, n_groups, [anchor indices]]")
+    return value[0], value[1], list(value[2])
 
 
 def _checked_group(group: Sequence[Any], index: int) -> list[Any]:

@@ -51,7 +51,8 @@ def _corrected() -> Corrected:
         RealExecution(limits=Limits(wall_time_s=60, memory_mb=2048)),
         WorldModel(KeywordPredictor()),
         debiaser=OnlineDebiaser(min_pairs=2, refit_every=2),
-        scheduler=AnchorScheduler(fraction=0.1, seed=0),
+        # one anchor group a step (of two): anchoring is over the run, so 10% would anchor one group in ten
+        scheduler=AnchorScheduler(fraction=0.5, seed=0),
     )
 
 

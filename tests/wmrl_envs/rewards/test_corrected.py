@@ -304,3 +304,33 @@ def test_the_ablations_differ_from_wmrl_only_in_the_correction_they_switch_off(w
     for a, b in zip(runs["wmrl"][0], runs["denoise_only"][0]):
         if a.source == ANCHOR:
             assert a.rewards == b.rewards
+
+
+def test_later_turns_of_a_step_keep_its_anchor_groups_and_refuse_another_step(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of), scheduler=AnchorScheduler(fraction=0.3, seed=2))
+    first = corrected.score_groups(_groups(codes[:40], 4), step=4)
+    anchors = [g for g, s in enumerate(first) if s.source == ANCHOR]
+    for turn in (1, 2):
+        later = corrected.score_groups(_groups(codes[40 * turn : 40 * (turn + 1)], 4), step=4, turn=turn)
+        assert [g for g, s in enumerate(later) if s.source == ANCHOR] == anchors
+        assert later[0].diagnostics["turn"] == turn
+    assert corrected.scheduler.diagnostics()["total_groups"] == 10
+    resumed = _corrected(*_sources(real_of))
+    resumed.load_state_dict(json.loads(json.dumps(corrected.state_dict())))
+    again = resumed.score_groups(_groups(codes[:40], 4), step=4, turn=3)
+    assert [g for g, s in enumerate(again) if s.source == ANCHOR] == anchors
+    with pytest.raises(ValueError, match="continues the step opened at turn 0"):
+        corrected.score_groups(_groups(codes[:36], 4), step=4, turn=1)  # 9 groups, not 10
+    with pytest.raises(ValueError, match="continues the step opened at turn 0"):
+        corrected.score_groups(_groups(codes[:40], 4), step=5, turn=1)
+
+
+def test_a_state_saved_before_turns_shared_anchors_resumes(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of))
+    corrected.score_groups(_groups(codes[:40], 4))
+    old = {k: v for k, v in corrected.state_dict().items() if k != "open_step"}
+    resumed = _corrected(*_sources(real_of))
+    resumed.load_state_dict(old)
+    assert resumed.score_groups(_groups(codes[40:80], 4))[0].diagnostics["step"] == 1
