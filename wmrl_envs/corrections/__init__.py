@@ -21,6 +21,7 @@ from wmrl_envs.corrections.fallback import (
     FallbackState,
     mean_rank_correlation,
     rank_correlation,
+    rank_evidence,
 )
 from wmrl_envs.corrections.fusion import normalised_weights
 from wmrl_envs.corrections.schedule import AnchorScheduler
@@ -41,4 +42,5 @@ __all__ = [
     "mean_rank_correlation",
     "normalised_weights",
     "rank_correlation",
+    "rank_evidence",
 ]

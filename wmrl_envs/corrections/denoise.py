@@ -95,6 +95,7 @@ class InverseVarianceWeighter:
         # Per kept group: n * Var(p - r) and n * Var(r), the pooled ratio's numerator and denominator terms.
         self._residual_ss: deque[float] = deque(maxlen=window)
         self._real_ss: deque[float] = deque(maxlen=window)
+        self._dof: deque[int] = deque(maxlen=window)
         self._n_observed = 0
         self._n_ignored = 0
 
@@ -123,6 +124,7 @@ class InverseVarianceWeighter:
             raise ValueError("observe: scores so large that their variance overflows; rescale rewards to O(1)")
         self._residual_ss.append(residual_ss)
         self._real_ss.append(real_ss)
+        self._dof.append(int(r.size) - 1)
         self._n_observed += 1
         return True
 
@@ -132,6 +134,11 @@ class InverseVarianceWeighter:
         if not sum(self._real_ss) > 0.0:
             return None
         return float(sum(self._residual_ss) / sum(self._real_ss))
+
+    @property
+    def residual_dof(self) -> int:
+        """Degrees of freedom behind s^2: the sum of (group size - 1) over the window's groups."""
+        return sum(self._dof)
 
     @property
     def anchor_weight(self) -> float:
@@ -147,6 +154,7 @@ class InverseVarianceWeighter:
             "residual_variance": self.residual_variance,
             "anchor_weight": self.anchor_weight,
             "groups_in_window": len(self._real_ss),
+            "residual_dof": self.residual_dof,
             "groups_observed": self._n_observed,
             "groups_ignored": self._n_ignored,
         }
@@ -161,6 +169,7 @@ class InverseVarianceWeighter:
             "window": self.window,
             "residual_ss": list(self._residual_ss),
             "real_ss": list(self._real_ss),
+            "dof": list(self._dof),
             "n_observed": self._n_observed,
             "n_ignored": self._n_ignored,
         }
@@ -172,6 +181,9 @@ class InverseVarianceWeighter:
         min_weight, max_weight = read.number("min_weight"), read.number("max_weight")
         c, window = read.number("c"), read.integer("window", minimum=1)
         residual_ss, real_ss = read.numbers("residual_ss"), read.numbers("real_ss")
+        # States saved before degrees of freedom were kept count each group as the smallest one (1): the widest
+        # interval, so the fallback rule does not act on evidence it cannot size.
+        dof = [int(v) for v in read.numbers("dof")] if "dof" in state else [1] * len(real_ss)
         n_observed, n_ignored = read.integer("n_observed", minimum=0), read.integer("n_ignored", minimum=0)
         if not 0.0 < min_weight <= max_weight:
             raise StateDictError(f"{kind} state: keys 'min_weight'/'max_weight' must satisfy 0 < min <= max")
@@ -181,12 +193,15 @@ class InverseVarianceWeighter:
             raise StateDictError(
                 f"{kind} state: keys 'residual_ss'/'real_ss' must have equal length <= min(window, n_observed)"
             )
+        if len(dof) != len(real_ss) or any(d < 1 for d in dof):
+            raise StateDictError(f"{kind} state: key 'dof' must hold one int >= 1 per group of 'real_ss'")
         if any(v < 0.0 for v in residual_ss) or any(v < 0.0 for v in real_ss):
             raise StateDictError(f"{kind} state: keys 'residual_ss' and 'real_ss' must be >= 0 per group")
         self.min_weight, self.max_weight, self.c = min_weight, max_weight, c
         self.window = window
         self._residual_ss = deque(residual_ss, maxlen=window)
         self._real_ss = deque(real_ss, maxlen=window)
+        self._dof = deque(dof, maxlen=window)
         self._n_observed, self._n_ignored = n_observed, n_ignored
 
     @classmethod

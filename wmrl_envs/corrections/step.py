@@ -12,7 +12,8 @@ group's world-model predictions and the anchor groups' real scores:
 4. if the step had anchor pairs, let the fallback rule judge calibration, ranking
    (RAW predictions against real scores: a monotone map can only tie ranks, and a
    flat map fitted to a backwards world model would hide the very signal) and
-   residuals; a step without anchors brings no evidence and changes no state;
+   residuals, each with the size of its evidence so that it acts on confidence, not
+   on a point estimate; a step without anchors brings no evidence and changes no state;
 5. the anchor weight is the weighter's (1 with denoising off), raised to the fallback
    state's floor; the world-model groups' weight is the state's (0 once fallen back).
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from wmrl_envs.corrections.debias import OnlineDebiaser
 from wmrl_envs.corrections.denoise import InverseVarianceWeighter
-from wmrl_envs.corrections.fallback import FallbackDecision, FallbackRule, mean_rank_correlation
+from wmrl_envs.corrections.fallback import FallbackDecision, FallbackRule, rank_evidence
 
 __all__ = ["StepCorrection", "correct_step"]
 
@@ -93,12 +94,16 @@ def correct_step(
         debiaser.add([x for x, _ in pairs], [y for _, y in pairs])
     fitted = debias and debiaser.is_fitted
     calibrated = [[None if v is None else _calibrate(debiaser, v, fitted) for v in group] for group in predicted]
-    rank = mean_rank_correlation(paired)
+    evidence = rank_evidence(paired)
+    rank = None if evidence is None else evidence[0]
     if pairs:
         decision = fallback.update(
             error_reduction=debiaser.error_reduction(),
             rank_correlation=rank,
             residual_variance=weighter.residual_variance,
+            error_reduction_se=debiaser.error_reduction_se(),
+            rank_variance=None if evidence is None else evidence[1],
+            residual_dof=weighter.residual_dof,
         )
     else:
         decision = fallback.decision

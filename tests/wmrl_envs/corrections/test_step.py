@@ -56,7 +56,7 @@ def test_a_step_without_anchor_pairs_leaves_every_correction_as_it_was() -> None
 
 
 def test_denoising_off_replaces_only_the_weighters_weight_and_keeps_the_fallback_floor() -> None:
-    config = FallbackConfig(rank_window=1, min_rank_observations=1)
+    config = FallbackConfig(rank_window=1, min_rank_observations=1, confidence=0.5)  # judge point estimates
     debiaser, weighter = OnlineDebiaser(min_pairs=100), InverseVarianceWeighter()
     rule = FallbackRule(config)
     step = correct_step(debiaser, weighter, rule, [[0.9, 0.1, 0.5]], [[0.0, 1.0, 0.5]], [0], denoise=False)
