@@ -342,7 +342,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "learning_rate": 0.05,
         "time_limit_s": 120.0,
         "checkpoint_every": 5,
-        "corrections": {"min_pairs": 8, "refit_every": 4},
+        "corrections": {"anchor_fraction": 0.25, "min_pairs": 8, "refit_every": 4},
     },
     "smoke": {
         "steps": 2,
@@ -382,7 +382,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
     },
 }
-"""Named starting points; the smaller ones also lower the corrections' pair counts so calibration is exercised.
+"""Named starting points; the smaller ones also scale the corrections to their anchor stream so they act.
+
+Anchoring is scheduled over the run, so a preset's anchor pairs per step are about ``anchor_fraction x
+groups_per_step x group_size x max_turns``; `min_pairs` is sized so the first map exists within the first third of
+the run and `refit_every` so it refits every step or two. ``paper`` keeps the paper's 200 / 64 (about 26 pairs a
+step: the first map by step 8 of 100); ``quick``'s quarter of 2 groups x 4 gives 8 pairs by step 3 of 10;
+``smoke`` anchors one group of 2 at its first step.
 
 ``libero``: 80 groups of 8 over libero_10's 10 tasks is 64 rollouts per task per step, each group from one of
 the task's 16 training initial states, for 40 steps at the suite's horizon (520).

@@ -107,6 +107,7 @@ class StepRollouts:
                     if "status" in score.detail:
                         valid.append(score.detail["status"] == "valid")
         turns = sum(len(t.values) for t in trajectories)
+        spread = [len({t.reward for t in group if t.reward is not None}) > 1 for group in self.groups]
         return {
             "reward_mean": _mean(rewards),
             "real_mean": _mean(real),
@@ -115,6 +116,7 @@ class StepRollouts:
             "world_model_scored": len(predicted),
             "trajectories": len(trajectories),
             "excluded": len(trajectories) - len(rewards),
+            "groups_with_spread": sum(spread),
             "turns": turns,
             "failed_turns": failed,
             "unscored_turns": unscored,

@@ -136,6 +136,7 @@ class Corrected:
         anchors = set(anchor_list)
         real, predicted = self._score_both(groups, anchors)
 
+        fraction = self.scheduler.fraction  # the target this call was anchored at, before the fallback's update
         real_values = [[None if r is None else r.value for r in group] for group in real]
         raw = [[None if p is None else p.value for p in group] for group in predicted]
         step_correction = correct_step(
@@ -162,6 +163,7 @@ class Corrected:
             **step_correction.diagnostics(),
             "corrections": {"debias": self.debias, "denoise": self.denoise},
             "residual_variance": self.weighter.residual_variance,
+            "anchor_fraction": fraction,
             "realized_anchor_fraction": self.scheduler.realized_fraction,
             "error_reduction": self.debiaser.error_reduction(),
             "n_pairs": self.debiaser.n_pairs,
