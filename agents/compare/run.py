@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wmrl_agents.bench.evaluate import evaluate_policy, wmrl_version
-from wmrl_agents.compare.methods import USES_WORLD_MODEL, reward_source_for
+from wmrl_agents.compare.methods import USES_WORLD_MODEL, config_for, reward_source_for
 from wmrl_agents.compare.presets import ComparePreset
 from wmrl_agents.compare.world_model import BuiltWorldModel, build_world_model
 from wmrl_agents.grpo.sources import executor_of, limits_of
@@ -153,7 +153,7 @@ def _train_and_evaluate(
     predictor = built.predictor if built is not None and method in USES_WORLD_MODEL else None
     source = reward_source_for(method, config, predictor, executor=sandbox)
     policy = make_policy(POLICY, seed=config.seed)
-    trainer = GRPOTrainer(policy, config, run_dir, reward_source=source, competitions=train_tasks)
+    trainer = GRPOTrainer(policy, config_for(method, config), run_dir, reward_source=source, competitions=train_tasks)
     trainer.train(show=show)
     ledger = trainer.ledger.to_dict()
     charged = built is not None and method in USES_WORLD_MODEL
@@ -206,6 +206,7 @@ def _curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "fallback_state": corrections.get("fallback_state"),
                 "failing": corrections.get("failing"),
                 "grad_norm": (record.get("update") or {}).get("grad_norm"),
+                "ppi_lambda": (record.get("update") or {}).get("ppi_lambda"),
             }
         )
     return curve

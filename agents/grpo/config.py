@@ -53,6 +53,8 @@ __all__ = [
 LOSS_TYPES = ("grpo", "dr_grpo")
 ADVANTAGE_STD = ("sample", "population")
 REWARD_SOURCES = ("real", "world-model", "corrected")
+ESTIMATORS = ("fusion", "ppi")
+"""How the corrected source's groups are combined into the step's gradient (`CorrectionsConfig.estimator`)."""
 WORLD_MODEL_SPECS = (
     "'proxy', 'surrogate:MODEL_PATH' (from `wmrl world-model fit`), 'llm:URL#MODEL' (an OpenAI-compatible server), "
     "'llm-local:MODEL_DIR' (a causal LM through transformers, in this process) or 'llm-vllm:MODEL_DIR' (the vLLM "
@@ -91,6 +93,10 @@ class CorrectionsConfig:
     """c in V_WM = (1 + c s^2) V_E: how strongly residual variance raises the anchor weight."""
     variance_window: int = 64
     """Anchor groups over which the residual variance s^2 is pooled."""
+    estimator: str = "fusion"
+    """How anchor and world-model groups make the step's gradient: "fusion", the paper's inverse-variance weighted
+    average; "ppi", beyond the paper, the prediction-powered estimator (PPI++, Angelopoulos et al. 2023): the world
+    model's gradient over all groups, corrected by the anchors' real-minus-predicted gradient, power-tuned lambda."""
     fallback: Mapping[str, Any] = field(default_factory=dict)
     """Overrides of `FallbackConfig` (thresholds and per-state recommendations) other than the healthy fraction."""
 
@@ -104,6 +110,7 @@ class CorrectionsConfig:
         _number(self, "max_weight", low=self.min_weight)
         _number(self, "variance_c", low=0.0)
         _integer(self, "variance_window", 1)
+        _choice(self, "estimator", ESTIMATORS)
         if not isinstance(self.fallback, Mapping):
             raise ConfigError(f"corrections.fallback must be a mapping of FallbackConfig fields, got {self.fallback!r}")
         object.__setattr__(self, "fallback", dict(self.fallback))

@@ -69,6 +69,19 @@ class Trajectory:
             return None
         return max(self.values)  # type: ignore[type-var]
 
+    @property
+    def world_model_reward(self) -> float | None:
+        """The best turn's calibrated world-model value (an anchor turn's prediction, not its real score)."""
+        values = []
+        for value, score in zip(self.values, self.scores, strict=True):
+            if value is None or score is None:
+                values.append(0.0 if value == 0.0 and score is None else None)
+            else:
+                values.append(score.detail.get("calibrated_world_model_value", value))
+        if not values or any(v is None for v in values):
+            return None
+        return max(values)  # type: ignore[type-var]
+
     def prefixes(self) -> list[tuple[Episode, Sample]]:
         """(episode as it was before the turn, the turn's sample) for every turn: what `score_tokens` takes."""
         e = self.episode
@@ -249,6 +262,7 @@ def collect_rollouts(
             rewards=[t.reward for t in group],
             source=ANCHOR if set(sources[g]) == {ANCHOR} else WORLD_MODEL,
             weight=weights[g][-1],
+            diagnostics={"world_model_rewards": [t.world_model_reward for t in group]},
         )
         for g, group in enumerate(groups)
     ]

@@ -9,7 +9,8 @@ feed `OnlineDebiaser`, whose monotone map calibrates every world-model reward;
 `FallbackRule` watches calibration, ranking and residuals and, if the world model gets
 worse, raises the anchor fraction and weight, down to plain GRPO on real execution.
 The step's gradient is the weighted average of its groups' gradients, normalised by the
-total weight (`normalised_weights`). Every object saves and restores its full state as JSON.
+total weight (`normalised_weights`), or, as an option beyond the paper, the
+prediction-powered estimator (`ppi`). Every object saves and restores its full state as JSON.
 """
 
 from wmrl_envs.corrections.debias import OnlineDebiaser
@@ -24,6 +25,7 @@ from wmrl_envs.corrections.fallback import (
     rank_evidence,
 )
 from wmrl_envs.corrections.fusion import normalised_weights
+from wmrl_envs.corrections.ppi import power_tuned_lambda, prediction_powered_coefficients
 from wmrl_envs.corrections.schedule import AnchorScheduler
 from wmrl_envs.corrections.state import StateDictError
 from wmrl_envs.corrections.step import StepCorrection, correct_step
@@ -41,6 +43,8 @@ __all__ = [
     "correct_step",
     "mean_rank_correlation",
     "normalised_weights",
+    "power_tuned_lambda",
+    "prediction_powered_coefficients",
     "rank_correlation",
     "rank_evidence",
 ]

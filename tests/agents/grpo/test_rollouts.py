@@ -92,3 +92,10 @@ def test_corrected_scoring_anchors_whole_groups_across_all_turns(train_tasks: li
         anchor = label.startswith("anchor")
         assert score.source == ("anchor" if anchor else "world_model")
         assert score.weight == (last["anchor_weight"] if anchor else last["world_model_weight"])
+    for group, score in zip(rollouts.groups, rollouts.group_scores, strict=True):
+        # What the world model said of each trajectory (its best turn), anchors included: the PPI estimator's input.
+        expected = [
+            max(0.0 if s is None else s.detail.get("calibrated_world_model_value", s.value) for s in t.scores)
+            for t in group
+        ]
+        assert score.diagnostics["world_model_rewards"] == expected
