@@ -11,7 +11,7 @@ __all__ = ["add_command"]
 
 _PRESETS = ("smoke", "quick", "full")
 _METHODS = ("real", "world_model", "wmrl")
-_ABLATIONS = ("debias_only", "denoise_only", "ppi")
+_ABLATIONS = ("debias_only", "denoise_only", "ppi", "adaptive")
 
 
 def add_command(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +26,8 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--ablation",
         action="store_true",
-        help="also train Online-Debiasing-only, IVD-only and the prediction-powered estimator (ppi)",
+        help="also train Online-Debiasing-only, IVD-only, the prediction-powered estimator (ppi) and the adaptive "
+        "anchor fraction (adaptive)",
     )
     compare.add_argument("--methods", nargs="+", default=None, choices=_METHODS + _ABLATIONS, help="a subset")
     compare.add_argument("--world-model", default="surrogate", choices=["surrogate", "proxy"])

@@ -5,7 +5,8 @@
 - ``wmrl``: the corrected source, Online Debiasing + Inverse-Variance Denoising with ~10% anchor groups;
 - ablations (``--ablation``): ``debias_only`` and ``denoise_only``, the corrected source with one correction off,
   and ``ppi``, the same anchors and map with the prediction-powered estimator in place of the inverse-variance
-  fusion (an option beyond the paper, `wmrl_envs.corrections.ppi`).
+  fusion, and ``adaptive``, the anchor fraction set each step from the measured noise and the cost of a real run
+  against a prediction (both options beyond the paper, `wmrl_envs.corrections.ppi` and `.adaptive`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from wmrl_envs.world_models import Predictor
 __all__ = ["ABLATIONS", "METHODS", "USES_WORLD_MODEL", "config_for", "reward_source_for"]
 
 METHODS = ("real", "world_model", "wmrl")
-ABLATIONS = ("debias_only", "denoise_only", "ppi")
+ABLATIONS = ("debias_only", "denoise_only", "ppi", "adaptive")
 USES_WORLD_MODEL = frozenset({"world_model", "wmrl", *ABLATIONS})
 """Methods whose world model's build cost (the real runs it was fit on) counts against them."""
 
@@ -31,6 +32,7 @@ _REWARD = {
     "debias_only": "corrected",
     "denoise_only": "corrected",
     "ppi": "corrected",
+    "adaptive": "corrected",
 }
 _ESTIMATOR = {"ppi": "ppi"}
 """Methods that combine the groups otherwise than by the paper's fusion."""
@@ -40,7 +42,8 @@ def config_for(method: str, config: GRPOConfig) -> GRPOConfig:
     """The training config `method` runs with: `config`, with its reward source and estimator."""
     if method not in _REWARD:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS + ABLATIONS)}")
-    return config.replace(reward=_REWARD[method], corrections={"estimator": _ESTIMATOR.get(method, "fusion")})
+    corrections = {"estimator": _ESTIMATOR.get(method, "fusion"), "adaptive_anchor_fraction": method == "adaptive"}
+    return config.replace(reward=_REWARD[method], corrections=corrections)
 
 
 def reward_source_for(

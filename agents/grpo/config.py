@@ -93,6 +93,12 @@ class CorrectionsConfig:
     """c in V_WM = (1 + c s^2) V_E: how strongly residual variance raises the anchor weight."""
     variance_window: int = 64
     """Anchor groups over which the residual variance s^2 is pooled."""
+    adaptive_anchor_fraction: bool = False
+    """Beyond the paper: set the anchor fraction each step to sqrt(s^2 x prediction cost / real-run cost), the
+    square-root allocation from measured world-model noise and costs (`AdaptiveAnchorFraction`), instead of the
+    fixed `anchor_fraction` (still the start, and the fallback rule's floor while not healthy)."""
+    min_anchor_fraction: float = 0.02
+    """Lower bound of the adaptive anchor fraction."""
     estimator: str = "fusion"
     """How anchor and world-model groups make the step's gradient: "fusion", the paper's inverse-variance weighted
     average; "ppi", beyond the paper, the prediction-powered estimator (PPI++, Angelopoulos et al. 2023): the world
@@ -111,6 +117,11 @@ class CorrectionsConfig:
         _number(self, "variance_c", low=0.0)
         _integer(self, "variance_window", 1)
         _choice(self, "estimator", ESTIMATORS)
+        if not isinstance(self.adaptive_anchor_fraction, bool):
+            raise ConfigError(
+                f"corrections.adaptive_anchor_fraction must be true or false, got {self.adaptive_anchor_fraction!r}"
+            )
+        _number(self, "min_anchor_fraction", low=0.0, low_open=True, high=1.0)
         if not isinstance(self.fallback, Mapping):
             raise ConfigError(f"corrections.fallback must be a mapping of FallbackConfig fields, got {self.fallback!r}")
         object.__setattr__(self, "fallback", dict(self.fallback))

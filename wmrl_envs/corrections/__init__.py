@@ -10,9 +10,11 @@ feed `OnlineDebiaser`, whose monotone map calibrates every world-model reward;
 worse, raises the anchor fraction and weight, down to plain GRPO on real execution.
 The step's gradient is the weighted average of its groups' gradients, normalised by the
 total weight (`normalised_weights`), or, as an option beyond the paper, the
-prediction-powered estimator (`ppi`). Every object saves and restores its full state as JSON.
+prediction-powered estimator (`ppi`); `AdaptiveAnchorFraction`, another option, sets the
+anchor fraction from the measured noise and the cost of a real run against a prediction. Every object saves and restores its full state as JSON.
 """
 
+from wmrl_envs.corrections.adaptive import AdaptiveAnchorFraction
 from wmrl_envs.corrections.debias import OnlineDebiaser
 from wmrl_envs.corrections.denoise import InverseVarianceWeighter
 from wmrl_envs.corrections.fallback import (
@@ -31,6 +33,7 @@ from wmrl_envs.corrections.state import StateDictError
 from wmrl_envs.corrections.step import StepCorrection, correct_step
 
 __all__ = [
+    "AdaptiveAnchorFraction",
     "AnchorScheduler",
     "FallbackConfig",
     "FallbackDecision",

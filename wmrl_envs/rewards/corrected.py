@@ -51,8 +51,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from wmrl_envs.corrections import (
+    AdaptiveAnchorFraction,
     AnchorScheduler,
+    FallbackDecision,
     FallbackRule,
+    FallbackState,
     InverseVarianceWeighter,
     OnlineDebiaser,
     StateDictError,
@@ -93,6 +96,7 @@ class Corrected:
         weighter: InverseVarianceWeighter | None = None,
         scheduler: AnchorScheduler | None = None,
         fallback: FallbackRule | None = None,
+        adaptive: AdaptiveAnchorFraction | None = None,
         seed: int = 0,
         debias: bool = True,
         denoise: bool = True,
@@ -109,6 +113,7 @@ class Corrected:
         self.debiaser = debiaser if debiaser is not None else OnlineDebiaser()
         self.weighter = weighter if weighter is not None else InverseVarianceWeighter()
         self.fallback = fallback if fallback is not None else FallbackRule()
+        self.adaptive = adaptive
         # Without an explicit scheduler, start at the fraction the fallback rule recommends while healthy.
         self.scheduler = (
             scheduler
@@ -154,7 +159,7 @@ class Corrected:
             step_correction.calibrated,
             step_correction.calibrated_by_map,
         )
-        self.scheduler.fraction = decision.anchor_fraction
+        self.scheduler.fraction = self._next_fraction(decision, real, predicted)
         anchor_weight = step_correction.anchor_weight
 
         step_diagnostics = {
@@ -164,6 +169,7 @@ class Corrected:
             "corrections": {"debias": self.debias, "denoise": self.denoise},
             "residual_variance": self.weighter.residual_variance,
             "anchor_fraction": fraction,
+            "next_anchor_fraction": self.scheduler.fraction,
             "realized_anchor_fraction": self.scheduler.realized_fraction,
             "error_reduction": self.debiaser.error_reduction(),
             "n_pairs": self.debiaser.n_pairs,
@@ -221,10 +227,21 @@ class Corrected:
         predicted = [[next(predicted_iter) for _ in group] for group in groups]
         return real, predicted
 
+    def _next_fraction(
+        self, decision: FallbackDecision, real: list[list[Score | None]], predicted: list[list[Score | None]]
+    ) -> float:
+        """The fallback's recommended fraction, or with `adaptive` the square-root allocation from noise and costs."""
+        if self.adaptive is None:
+            return decision.anchor_fraction
+        self.adaptive.observe_costs(_mean_cost(real), _mean_cost(predicted))
+        healthy = decision.state is FallbackState.HEALTHY
+        return self.adaptive.fraction(self.weighter.residual_variance, decision.anchor_fraction, healthy)
+
     def diagnostics(self) -> dict[str, Any]:
         """What every correction knows now, for logs."""
         return {
             "next_step": self._next_step,
+            "adaptive": None if self.adaptive is None else self.adaptive.diagnostics(),
             "debiaser": self.debiaser.diagnostics(),
             "weighter": self.weighter.diagnostics(),
             "scheduler": self.scheduler.diagnostics(),
@@ -237,6 +254,7 @@ class Corrected:
         state["open_step"] = None if self._open_step is None else [*self._open_step[:2], list(self._open_step[2])]
         for part in _PARTS:
             state[part] = getattr(self, part).state_dict()
+        state["adaptive"] = None if self.adaptive is None else self.adaptive.state_dict()
         return state
 
     def load_state_dict(self, state: Any) -> None:
@@ -251,13 +269,27 @@ class Corrected:
                 type(getattr(self, part)).from_state_dict(sub_state)
             except StateDictError as err:
                 raise StateDictError(f"{kind} state: key {part!r} is invalid: {err}") from err
+        adaptive_state = state.get("adaptive")  # absent in states saved before the option existed: it starts afresh
+        if self.adaptive is not None and adaptive_state is not None:
+            try:
+                AdaptiveAnchorFraction.from_state_dict(adaptive_state)
+            except StateDictError as err:
+                raise StateDictError(f"{kind} state: key 'adaptive' is invalid: {err}") from err
         last_step = parts["scheduler"].get("last_step")
         if last_step is not None and next_step <= last_step:
             raise StateDictError(f"{kind} state: key 'next_step' ({next_step}) must exceed the scheduler's last_step")
         for part, sub_state in parts.items():
             getattr(self, part).load_state_dict(sub_state)
+        if self.adaptive is not None and adaptive_state is not None:
+            self.adaptive.load_state_dict(adaptive_state)
         self._next_step = next_step
         self._open_step = open_step
+
+
+def _mean_cost(groups: list[list[Score | None]]) -> float | None:
+    """Mean seconds per scored rollout that a source reported (`Score.cost_s`); None when it scored nothing."""
+    costs = [score.cost_s for group in groups for score in group if score is not None]
+    return sum(costs) / len(costs) if costs else None
 
 
 def _open_step(value: Any, kind: str) -> tuple[int, int, list[int]] | None:

@@ -79,9 +79,18 @@ def test_ablations_switch_one_correction_off() -> None:
         "debias_only": (True, False),
         "denoise_only": (False, True),
         "ppi": (True, True),
+        "adaptive": (True, True),
     }
     estimators = {method: config_for(method, config).corrections.estimator for method in ("wmrl", *ABLATIONS)}
-    assert estimators == {"wmrl": "fusion", "debias_only": "fusion", "denoise_only": "fusion", "ppi": "ppi"}
+    assert estimators == {
+        "wmrl": "fusion",
+        "debias_only": "fusion",
+        "denoise_only": "fusion",
+        "ppi": "ppi",
+        "adaptive": "fusion",
+    }
+    assert reward_source_for("adaptive", config, predictor).adaptive is not None
+    assert reward_source_for("wmrl", config, predictor).adaptive is None
     assert reward_source_for("real", config, None).name == "real"
     with pytest.raises(ValueError, match="needs a world model"):
         reward_source_for("world_model", config, None)

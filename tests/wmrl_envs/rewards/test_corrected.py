@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -334,3 +335,35 @@ def test_a_state_saved_before_turns_shared_anchors_resumes(world) -> None:
     resumed = _corrected(*_sources(real_of))
     resumed.load_state_dict(old)
     assert resumed.score_groups(_groups(codes[40:80], 4))[0].diagnostics["step"] == 1
+
+
+class CostlyTable(Table):
+    """A Table whose scores report a cost per rollout, as real execution and world models do."""
+
+    def __init__(self, name: str, table: dict[str, float | None], cost_s: float) -> None:
+        super().__init__(name, table)
+        self.cost_s = cost_s
+
+    def score(self, batch):
+        return [None if s is None else dataclasses.replace(s, cost_s=self.cost_s) for s in super().score(batch)]
+
+
+def test_the_adaptive_fraction_follows_the_measured_noise_and_costs(world) -> None:
+    from wmrl_envs.corrections import AdaptiveAnchorFraction
+
+    codes, real_of = world
+    rng = np.random.default_rng(4)
+    noisy = {c: float(np.clip(r + rng.normal(0, 0.1), 0, 1)) for c, r in real_of.items()}
+    adaptive = AdaptiveAnchorFraction(min_fraction=0.02, cost_smoothing=0.0)
+    corrected = _corrected(
+        CostlyTable("real", real_of, cost_s=20.0), CostlyTable("world_model", noisy, 0.5), adaptive=adaptive
+    )
+    for step in range(8):
+        scored = corrected.score_groups(_groups(codes[step * 40 : (step + 1) * 40], 4))
+    s2 = corrected.weighter.residual_variance
+    assert s2 is not None and scored[0].diagnostics["fallback_state"] == "healthy"
+    assert corrected.scheduler.fraction == pytest.approx(max(0.02, math.sqrt(s2 * 0.5 / 20.0)))
+    assert scored[0].diagnostics["next_anchor_fraction"] == corrected.scheduler.fraction
+    resumed = _corrected(Table("real", real_of), Table("world_model", noisy), adaptive=AdaptiveAnchorFraction())
+    resumed.load_state_dict(json.loads(json.dumps(corrected.state_dict())))
+    assert resumed.adaptive.state_dict() == adaptive.state_dict()
