@@ -11,7 +11,7 @@ __all__ = ["add_command"]
 
 _PRESETS = ("smoke", "quick", "full")
 _METHODS = ("real", "world_model", "wmrl")
-_ABLATIONS = ("debias_only", "denoise_only")
+_ABLATIONS = ("debias_only", "denoise_only", "ppi", "adaptive")
 
 
 def add_command(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +23,12 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         "the held-out split, and write compare-<preset>.json and .png.",
     )
     compare.add_argument("--preset", default="quick", choices=_PRESETS, help="run size (default: quick, ~8 min on 2 cores)")
-    compare.add_argument("--ablation", action="store_true", help="also train Online-Debiasing-only and IVD-only")
+    compare.add_argument(
+        "--ablation",
+        action="store_true",
+        help="also train Online-Debiasing-only, IVD-only, the prediction-powered estimator (ppi) and the adaptive "
+        "anchor fraction (adaptive)",
+    )
     compare.add_argument("--methods", nargs="+", default=None, choices=_METHODS + _ABLATIONS, help="a subset")
     compare.add_argument("--world-model", default="surrogate", choices=["surrogate", "proxy"])
     compare.add_argument("--seed", type=int, default=0)

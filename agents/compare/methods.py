@@ -3,7 +3,10 @@
 - ``real``: GRPO on real execution of every rollout (the baseline whose compute WMRL cuts);
 - ``world_model``: GRPO on the world model alone (no anchors: its bias is a floor);
 - ``wmrl``: the corrected source, Online Debiasing + Inverse-Variance Denoising with ~10% anchor groups;
-- ablations (``--ablation``): ``debias_only`` and ``denoise_only``, the corrected source with one correction off.
+- ablations (``--ablation``): ``debias_only`` and ``denoise_only``, the corrected source with one correction off,
+  and ``ppi``, the same anchors and map with the prediction-powered estimator in place of the inverse-variance
+  fusion, and ``adaptive``, the anchor fraction set each step from the measured noise and the cost of a real run
+  against a prediction (both options beyond the paper, `wmrl_envs.corrections.ppi` and `.adaptive`).
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from wmrl_envs.rewards import Corrected, RewardSource
 from wmrl_envs.sandbox.base import Executor
 from wmrl_envs.world_models import Predictor
 
-__all__ = ["ABLATIONS", "METHODS", "USES_WORLD_MODEL", "reward_source_for"]
+__all__ = ["ABLATIONS", "METHODS", "USES_WORLD_MODEL", "config_for", "reward_source_for"]
 
 METHODS = ("real", "world_model", "wmrl")
-ABLATIONS = ("debias_only", "denoise_only")
+ABLATIONS = ("debias_only", "denoise_only", "ppi", "adaptive")
 USES_WORLD_MODEL = frozenset({"world_model", "wmrl", *ABLATIONS})
 """Methods whose world model's build cost (the real runs it was fit on) counts against them."""
 
@@ -28,7 +31,19 @@ _REWARD = {
     "wmrl": "corrected",
     "debias_only": "corrected",
     "denoise_only": "corrected",
+    "ppi": "corrected",
+    "adaptive": "corrected",
 }
+_ESTIMATOR = {"ppi": "ppi"}
+"""Methods that combine the groups otherwise than by the paper's fusion."""
+
+
+def config_for(method: str, config: GRPOConfig) -> GRPOConfig:
+    """The training config `method` runs with: `config`, with its reward source and estimator."""
+    if method not in _REWARD:
+        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS + ABLATIONS)}")
+    corrections = {"estimator": _ESTIMATOR.get(method, "fusion"), "adaptive_anchor_fraction": method == "adaptive"}
+    return config.replace(reward=_REWARD[method], corrections=corrections)
 
 
 def reward_source_for(
@@ -42,7 +57,7 @@ def reward_source_for(
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS + ABLATIONS)}")
     if method in USES_WORLD_MODEL and predictor is None:
         raise ValueError(f"method {method!r} needs a world model")
-    source = build_reward_source(config.replace(reward=_REWARD[method]), predictor=predictor, executor=executor)
+    source = build_reward_source(config_for(method, config), predictor=predictor, executor=executor)
     if isinstance(source, Corrected):
         source.debias = method != "denoise_only"
         source.denoise = method != "debias_only"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wmrl_agents.bench.evaluate import evaluate_policy, wmrl_version
-from wmrl_agents.compare.methods import USES_WORLD_MODEL, reward_source_for
+from wmrl_agents.compare.methods import USES_WORLD_MODEL, config_for, reward_source_for
 from wmrl_agents.compare.presets import ComparePreset
 from wmrl_agents.compare.world_model import BuiltWorldModel, build_world_model
 from wmrl_agents.grpo.sources import executor_of, limits_of
@@ -154,7 +154,7 @@ def _train_and_evaluate(
     predictor = built.predictor if built is not None and method in USES_WORLD_MODEL else None
     source = reward_source_for(method, config, predictor, executor=sandbox)
     policy = make_policy(POLICY, seed=config.seed)
-    trainer = GRPOTrainer(policy, config, run_dir, reward_source=source, competitions=train_tasks)
+    trainer = GRPOTrainer(policy, config_for(method, config), run_dir, reward_source=source, competitions=train_tasks)
     trainer.train(show=show)
     ledger = trainer.ledger.to_dict()
     charged = built is not None and method in USES_WORLD_MODEL
@@ -179,19 +179,35 @@ def _train_and_evaluate(
 
 
 def _curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per step: cumulative real-execution seconds, mean training reward, anchor weight and calibration state."""
+    """Per step: real-execution seconds so far, mean training reward, and what the corrections did.
+
+    The corrections' fields are None for a method without them: anchor pairs so far, whether the map is fitted,
+    the out-of-sample residual variance, the anchor weight, the realised and target anchor fractions, and the
+    fallback state; ``groups_with_spread`` counts the step's groups whose rewards differ (a learning policy).
+    """
     curve = []
     for record in records:
         corrections = record.get("corrections") or {}
+        rewards = record["rewards"]
         curve.append(
             {
                 "step": record["step"],
                 "real_exec_s": record["compute"]["total"]["real_execution_s"],
-                "reward_mean": record["rewards"].get("reward_mean"),
-                "anchor_weight": corrections.get("anchor_weight"),
-                "residual_variance": corrections.get("residual_variance"),
+                "reward_mean": rewards.get("reward_mean"),
+                "groups_with_spread": rewards.get("groups_with_spread"),
+                "groups": len(record.get("groups") or []),
+                "anchor_pairs": corrections.get("n_pairs"),
+                "step_anchor_pairs": corrections.get("step_anchor_pairs"),
                 "calibrated": corrections.get("calibrated"),
+                "residual_variance": corrections.get("residual_variance"),
+                "anchor_weight": corrections.get("anchor_weight"),
+                "world_model_weight": corrections.get("world_model_weight"),
+                "anchor_fraction": corrections.get("anchor_fraction"),
+                "realized_anchor_fraction": corrections.get("realized_anchor_fraction"),
                 "fallback_state": corrections.get("fallback_state"),
+                "failing": corrections.get("failing"),
+                "grad_norm": (record.get("update") or {}).get("grad_norm"),
+                "ppi_lambda": (record.get("update") or {}).get("ppi_lambda"),
             }
         )
     return curve

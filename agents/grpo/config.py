@@ -53,6 +53,8 @@ __all__ = [
 LOSS_TYPES = ("grpo", "dr_grpo")
 ADVANTAGE_STD = ("sample", "population")
 REWARD_SOURCES = ("real", "world-model", "corrected")
+ESTIMATORS = ("fusion", "ppi")
+"""How the corrected source's groups are combined into the step's gradient (`CorrectionsConfig.estimator`)."""
 WORLD_MODEL_SPECS = (
     "'proxy', 'surrogate:MODEL_PATH' (from `wmrl world-model fit`), 'llm:URL#MODEL' (an OpenAI-compatible server), "
     "'llm-local:MODEL_DIR' (a causal LM through transformers, in this process) or 'llm-vllm:MODEL_DIR' (the vLLM "
@@ -91,6 +93,16 @@ class CorrectionsConfig:
     """c in V_WM = (1 + c s^2) V_E: how strongly residual variance raises the anchor weight."""
     variance_window: int = 64
     """Anchor groups over which the residual variance s^2 is pooled."""
+    adaptive_anchor_fraction: bool = False
+    """Beyond the paper: set the anchor fraction each step to sqrt(s^2 x prediction cost / real-run cost), the
+    square-root allocation from measured world-model noise and costs (`AdaptiveAnchorFraction`), instead of the
+    fixed `anchor_fraction` (still the start, and the fallback rule's floor while not healthy)."""
+    min_anchor_fraction: float = 0.02
+    """Lower bound of the adaptive anchor fraction."""
+    estimator: str = "fusion"
+    """How anchor and world-model groups make the step's gradient: "fusion", the paper's inverse-variance weighted
+    average; "ppi", beyond the paper, the prediction-powered estimator (PPI++, Angelopoulos et al. 2023): the world
+    model's gradient over all groups, corrected by the anchors' real-minus-predicted gradient, power-tuned lambda."""
     fallback: Mapping[str, Any] = field(default_factory=dict)
     """Overrides of `FallbackConfig` (thresholds and per-state recommendations) other than the healthy fraction."""
 
@@ -104,6 +116,12 @@ class CorrectionsConfig:
         _number(self, "max_weight", low=self.min_weight)
         _number(self, "variance_c", low=0.0)
         _integer(self, "variance_window", 1)
+        _choice(self, "estimator", ESTIMATORS)
+        if not isinstance(self.adaptive_anchor_fraction, bool):
+            raise ConfigError(
+                f"corrections.adaptive_anchor_fraction must be true or false, got {self.adaptive_anchor_fraction!r}"
+            )
+        _number(self, "min_anchor_fraction", low=0.0, low_open=True, high=1.0)
         if not isinstance(self.fallback, Mapping):
             raise ConfigError(f"corrections.fallback must be a mapping of FallbackConfig fields, got {self.fallback!r}")
         object.__setattr__(self, "fallback", dict(self.fallback))
@@ -342,7 +360,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "learning_rate": 0.05,
         "time_limit_s": 120.0,
         "checkpoint_every": 5,
-        "corrections": {"min_pairs": 8, "refit_every": 4},
+        "corrections": {"anchor_fraction": 0.25, "min_pairs": 8, "refit_every": 4},
     },
     "smoke": {
         "steps": 2,
@@ -382,7 +400,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
     },
 }
-"""Named starting points; the smaller ones also lower the corrections' pair counts so calibration is exercised.
+"""Named starting points; the smaller ones also scale the corrections to their anchor stream so they act.
+
+Anchoring is scheduled over the run, so a preset's anchor pairs per step are about ``anchor_fraction x
+groups_per_step x group_size x max_turns``; `min_pairs` is sized so the first map exists within the first third of
+the run and `refit_every` so it refits every step or two. ``paper`` keeps the paper's 200 / 64 (about 26 pairs a
+step: the first map by step 8 of 100); ``quick``'s quarter of 2 groups x 4 gives 8 pairs by step 3 of 10;
+``smoke`` anchors one group of 2 at its first step.
 
 ``libero``: 80 groups of 8 over libero_10's 10 tasks is 64 rollouts per task per step, each group from one of
 the task's 16 training initial states, for 40 steps at the suite's horizon (520).

@@ -1,6 +1,7 @@
 """The GRPO loss, written once, with its aggregation variants as named options.
 
-Per token t of trajectory i, with advantage A_i (group-relative, times the group's weight):
+Per token t of trajectory i, with advantage A_i (group-relative, times its group's weight
+normalised over the step, `wmrl_envs.corrections.normalised_weights`):
 
     ratio  = exp(logp - old_logp)                               the PPO importance ratio
     pg     = -min(ratio * A_i, clip(ratio, 1 - eps, 1 + eps) * A_i)
@@ -15,6 +16,12 @@ and the tokens are aggregated by `loss_type`:
   trajectory's token sum divided by a constant (the generation budget), then the mean
   over trajectories: dividing by a trajectory's own length biases the gradient towards
   short correct answers and long wrong ones, a constant does not.
+
+Because the group weights reaching A_i average 1 over the step's trajectories, the
+mean over trajectories makes the policy-gradient term the inverse-variance fusion
+``sum_g w_g pg_g / sum_g w_g`` while the KL and entropy terms stay plain means: raising
+the anchor weight shifts how much anchors count, never the policy gradient's size
+against the penalties.
 
 Trajectories the reward source could not score never reach this function: they have
 no advantage, and the trainer drops them (a missing score is not a bad score).

@@ -2,7 +2,8 @@
 
 Every turn, the policy writes the next solution of every episode in one `generate`
 call; the solutions of ALL groups are then scored together, through the source's
-`score_groups` when it has one (the corrected source picks its anchor groups per call)
+`score_groups` when it has one (the corrected source picks the step's anchor groups at
+its first turn and keeps them for every later turn)
 and `score` otherwise. The environment's rules apply as in ``WMRL-MLEDojo-v0``:
 
 - a turn with no usable program (``Sample.code is None``) is a failed turn: it scores 0
@@ -17,9 +18,10 @@ its best turn may be the one that was not scored, so the trajectory gets ``None`
 is excluded from the update rather than rewarded with a guess.
 
 Groups and weights: a trajectory-level `GroupScore` per group carries the rewards and
-the weight its advantages get. With one turn (the paper's anchor accounting) that is
-exactly the source's group weight; with several, the mean of the weights the group's
-turns were scored with, since each turn's scoring call may anchor different groups.
+the weight its advantages get. An anchor group is an anchor at every turn (the paper
+anchors whole groups), so a trajectory's reward is the best of real scores only, or
+of world-model scores only; its weight is the one its last turn was scored with, the
+corrections' judgement after all of the step's evidence.
 """
 
 from __future__ import annotations
@@ -67,6 +69,19 @@ class Trajectory:
             return None
         return max(self.values)  # type: ignore[type-var]
 
+    @property
+    def world_model_reward(self) -> float | None:
+        """The best turn's calibrated world-model value (an anchor turn's prediction, not its real score)."""
+        values = []
+        for value, score in zip(self.values, self.scores, strict=True):
+            if value is None or score is None:
+                values.append(0.0 if value == 0.0 and score is None else None)
+            else:
+                values.append(score.detail.get("calibrated_world_model_value", value))
+        if not values or any(v is None for v in values):
+            return None
+        return max(values)  # type: ignore[type-var]
+
     def prefixes(self) -> list[tuple[Episode, Sample]]:
         """(episode as it was before the turn, the turn's sample) for every turn: what `score_tokens` takes."""
         e = self.episode
@@ -105,6 +120,7 @@ class StepRollouts:
                     if "status" in score.detail:
                         valid.append(score.detail["status"] == "valid")
         turns = sum(len(t.values) for t in trajectories)
+        spread = [len({t.reward for t in group if t.reward is not None}) > 1 for group in self.groups]
         return {
             "reward_mean": _mean(rewards),
             "real_mean": _mean(real),
@@ -113,6 +129,7 @@ class StepRollouts:
             "world_model_scored": len(predicted),
             "trajectories": len(trajectories),
             "excluded": len(trajectories) - len(rewards),
+            "groups_with_spread": sum(spread),
             "turns": turns,
             "failed_turns": failed,
             "unscored_turns": unscored,
@@ -226,7 +243,7 @@ def collect_rollouts(
         if len(samples) != len(flat):
             raise ValueError(f"{policy.name}.generate returned {len(samples)} samples for {len(flat)} episodes")
         scores, turn_weights, turn_sources, turn_diag = _score_turn(
-            source, groups, samples, group_size, step_index * max_turns + turn
+            source, groups, samples, group_size, step_index * max_turns, turn
         )
         if turn_diag:
             diagnostics.append(turn_diag)
@@ -244,7 +261,8 @@ def collect_rollouts(
         GroupScore(
             rewards=[t.reward for t in group],
             source=ANCHOR if set(sources[g]) == {ANCHOR} else WORLD_MODEL,
-            weight=sum(weights[g]) / len(weights[g]),
+            weight=weights[g][-1],
+            diagnostics={"world_model_rewards": [t.world_model_reward for t in group]},
         )
         for g, group in enumerate(groups)
     ]
@@ -264,15 +282,19 @@ class GroupScoring:
     diagnostics: dict[str, Any]
 
 
-def score_groups_of(source: RewardSource[Any], batches: list[list[Any]], score_step: int) -> GroupScoring:
+def score_groups_of(
+    source: RewardSource[Any], batches: list[list[Any]], score_step: int, turn: int = 0
+) -> GroupScoring:
     """Score every group of `batches` at once: through `score_groups` (anchors, weights) when `source` has it.
+
+    Every turn of one step passes the same `score_step` and its `turn`, so anchor groups stay anchors.
 
     A source without `score_groups` scores the flattened batch; each group is then an anchor when all its scored
     items came from a real outcome (an ``outcome``, or a ``real`` source), with weight 1.
     """
     score_groups = getattr(source, "score_groups", None)
     if callable(score_groups):
-        results = score_groups(batches, step=score_step)
+        results = score_groups(batches, step=score_step, turn=turn)
         if len(results) != len(batches):
             raise ValueError(f"{type(source).__name__}.score_groups returned {len(results)} groups for {len(batches)}")
         scores = []
@@ -300,7 +322,12 @@ def _is_real(score: Score) -> bool:
 
 
 def _score_turn(
-    source: RewardSource, groups: list[list[Trajectory]], samples: list[Sample], group_size: int, score_step: int
+    source: RewardSource,
+    groups: list[list[Trajectory]],
+    samples: list[Sample],
+    group_size: int,
+    score_step: int,
+    turn: int,
 ) -> tuple[list[Score | None], list[float], list[str], dict[str, Any]]:
     """Per sample its score (None for failed or unscored turns), per group the weight and source, and diagnostics."""
     positions = [
@@ -310,7 +337,7 @@ def _score_turn(
     batches = [
         [Rollout(groups[g][0].episode.competition, samples[i].code) for i in rows] for g, rows in enumerate(positions)
     ]
-    scored = score_groups_of(source, batches, score_step)
+    scored = score_groups_of(source, batches, score_step, turn)
     scores: list[Score | None] = [None] * len(samples)
     for rows, group in zip(positions, scored.scores, strict=True):
         for i, score in zip(rows, group, strict=True):

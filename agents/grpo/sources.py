@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING
 
 from wmrl_agents.grpo.config import WORLD_MODEL_SPECS, ConfigError, GRPOConfig
 
-from wmrl_envs.corrections import AnchorScheduler, FallbackRule, InverseVarianceWeighter, OnlineDebiaser
+from wmrl_envs.corrections import (
+    AdaptiveAnchorFraction,
+    AnchorScheduler,
+    FallbackRule,
+    InverseVarianceWeighter,
+    OnlineDebiaser,
+)
 from wmrl_envs.rewards import Corrected, RealExecution, RewardSource, WorldModel
 from wmrl_envs.sandbox.base import Executor, Limits
 from wmrl_envs.world_models import Predictor
@@ -97,6 +103,7 @@ def corrected_source(config: GRPOConfig, real: RewardSource, world_model: Reward
         ),
         scheduler=AnchorScheduler(fraction=c.anchor_fraction, seed=config.seed),
         fallback=fallback,
+        adaptive=AdaptiveAnchorFraction(min_fraction=c.min_anchor_fraction) if c.adaptive_anchor_fraction else None,
     )
 
 

@@ -69,8 +69,10 @@ def format_step(record: dict[str, Any], total_steps: int) -> str:
             parts.append(f"{label} {rewards[key]:.3f}")
     corrections = record.get("corrections") or {}
     if corrections:
+        s2 = corrections.get("residual_variance")
         parts.append(
-            f"anchor w {corrections.get('anchor_weight', 0):.2f} "
+            f"anchor w {corrections.get('anchor_weight', 0):.2f} s2 {'-' if s2 is None else f'{s2:.3f}'} "
+            f"pairs {corrections.get('n_pairs')} "
             f"{'calibrated' if corrections.get('calibrated') else 'uncalibrated'} {corrections.get('fallback_state')}"
         )
     update = record.get("update", {})

@@ -6,7 +6,8 @@ One step, in the order of the paper's recipe:
    trajectories on each (`rollouts`), scoring every turn's solutions of all groups together;
 2. turn the trajectories' rewards into advantages per group (`group_advantages`):
    standardised (GRPO) or only centred (Dr. GRPO), times the group's weight from the
-   corrected source; trajectories the source could not score are left out;
+   corrected source normalised over the step (or, with ``corrections.estimator: ppi``,
+   the prediction-powered combination); trajectories the source could not score are left out;
 3. score the kept trajectories' tokens under the frozen reference once, then for
    `ppo_epochs` epochs re-score them under the current policy, accumulate the loss's
    gradients micro-batch by micro-batch, clip the global norm, and take an AdamW step;
@@ -45,7 +46,7 @@ from wmrl_agents.policies.factory import describe_policy
 from wmrl_agents.policy import Policy
 
 from wmrl_envs.competition import Competition
-from wmrl_envs.rewards import RewardSource, group_advantages
+from wmrl_envs.rewards import RewardSource, group_advantages, prediction_powered_advantages
 
 __all__ = ["GRPOTrainer"]
 
@@ -238,7 +239,11 @@ class GRPOTrainer:
     def _update(self, rollouts: StepRollouts) -> dict[str, Any]:
         """Advantages, then `ppo_epochs` optimizer steps over the kept trajectories; the loss's diagnostics."""
         config = self.config
-        advantages = group_advantages(rollouts.group_scores, std=config.advantage_std_mode)
+        lam = None
+        if config.reward == "corrected" and config.corrections.estimator == "ppi":
+            advantages, lam = prediction_powered_advantages(rollouts.group_scores, std=config.advantage_std_mode)
+        else:
+            advantages = group_advantages(rollouts.group_scores, std=config.advantage_std_mode)
         kept = [
             (trajectory, advantage)
             for group, group_advantage in zip(rollouts.groups, advantages, strict=True)
@@ -274,7 +279,13 @@ class GRPOTrainer:
             norms.append(float(torch.nn.utils.clip_grad_norm_(self.parameters, limit)))
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return {**stats.means(), "grad_norm": norms[-1], "grad_norm_first_epoch": norms[0], "trajectories": len(kept)}
+        return {
+            **stats.means(),
+            "grad_norm": norms[-1],
+            "grad_norm_first_epoch": norms[0],
+            "trajectories": len(kept),
+            "ppi_lambda": lam,
+        }
 
     def _scores(self, batch: list[tuple[Trajectory, float]]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """Per trajectory, its tokens' log-probabilities (with gradients) and entropies over all its turns."""

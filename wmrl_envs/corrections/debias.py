@@ -112,8 +112,9 @@ class _MonotoneMap:
         return np.clip(lo_y + t * (hi_y - lo_y), lo_y, hi_y)
 
 
-def _cross_fit_errors(predicted: np.ndarray, real: np.ndarray) -> tuple[float, float] | None:
-    """MSE of raw predictions and of two-fold out-of-fold calibrated predictions (interleaved folds)."""
+def _cross_fit_errors(predicted: np.ndarray, real: np.ndarray) -> tuple[float, float, float] | None:
+    """MSE of raw and of two-fold out-of-fold calibrated predictions (interleaved folds), and the standard error
+    of their difference (the pairs' squared-error gains are averaged, so their spread gives its uncertainty)."""
     if len(predicted) < _MIN_CROSS_FIT_PAIRS:
         return None
     out_of_fold = np.empty_like(real)
@@ -121,7 +122,9 @@ def _cross_fit_errors(predicted: np.ndarray, real: np.ndarray) -> tuple[float, f
     for k in (0, 1):
         held_out = folds == k
         out_of_fold[held_out] = _MonotoneMap.fit(predicted[~held_out], real[~held_out])(predicted[held_out])
-    return float(np.mean((predicted - real) ** 2)), float(np.mean((out_of_fold - real) ** 2))
+    raw_error, calibrated_error = (predicted - real) ** 2, (out_of_fold - real) ** 2
+    gain_se = float(np.std(raw_error - calibrated_error, ddof=1) / np.sqrt(len(real)))
+    return float(np.mean(raw_error)), float(np.mean(calibrated_error)), gain_se
 
 
 class OnlineDebiaser:
@@ -144,6 +147,7 @@ class OnlineDebiaser:
         self._fit_size = 0
         self._mse_raw: float | None = None
         self._mse_calibrated: float | None = None
+        self._gain_se: float | None = None
         self._real_variance: float | None = None
 
     @property
@@ -206,7 +210,7 @@ class OnlineDebiaser:
         self._fit_at = at
         self._fit_size = len(x)
         errors = _cross_fit_errors(x, y)
-        self._mse_raw, self._mse_calibrated = errors if errors is not None else (None, None)
+        self._mse_raw, self._mse_calibrated, self._gain_se = errors if errors is not None else (None, None, None)
         self._real_variance = float(np.var(y))
         logger.info(
             "debias refit: pairs=%d fit_size=%d breakpoints=%d mse_raw=%s mse_calibrated=%s error_reduction=%s",
@@ -237,6 +241,12 @@ class OnlineDebiaser:
             return None
         return (self._mse_raw - self._mse_calibrated) / self._real_variance
 
+    def error_reduction_se(self) -> float | None:
+        """Standard error of `error_reduction` (from the spread of the fit window's per-pair gains); None with it."""
+        if self.error_reduction() is None or self._gain_se is None:
+            return None
+        return self._gain_se / self._real_variance
+
     def diagnostics(self) -> dict[str, Any]:
         """What the debiaser knows now, for logs: counts, last fit, and the error the map removes."""
         return {
@@ -250,6 +260,7 @@ class OnlineDebiaser:
             "mse_raw": self._mse_raw,
             "mse_calibrated": self._mse_calibrated,
             "error_reduction": self.error_reduction(),
+            "error_reduction_se": self.error_reduction_se(),
         }
 
     def _next_fit_at(self) -> int:
@@ -273,6 +284,7 @@ class OnlineDebiaser:
             "fit_size": self._fit_size,
             "mse_raw": self._mse_raw,
             "mse_calibrated": self._mse_calibrated,
+            "gain_se": self._gain_se,
             "real_variance": self._real_variance,
         }
 
@@ -292,6 +304,8 @@ class OnlineDebiaser:
         mse_raw = read.number("mse_raw", optional=True)
         mse_calibrated = read.number("mse_calibrated", optional=True)
         real_variance = read.number("real_variance", optional=True)
+        # States saved before the standard error existed judge calibration by its point estimate.
+        gain_se = read.number("gain_se", optional=True) if "gain_se" in state else None
         kept = n_pairs if window is None else min(window, n_pairs)
         if len(predicted) != kept or len(real) != kept:
             raise StateDictError(
@@ -322,6 +336,7 @@ class OnlineDebiaser:
         self._map = None if map_x is None else _MonotoneMap(np.asarray(map_x), np.asarray(map_y))
         self._fit_at, self._fit_size = fit_at, fit_size
         self._mse_raw, self._mse_calibrated, self._real_variance = mse_raw, mse_calibrated, real_variance
+        self._gain_se = gain_se
 
     @classmethod
     def from_state_dict(cls, state: Any) -> OnlineDebiaser:

@@ -16,7 +16,7 @@ Within the group because GRPO standardises per group: a residual shared by the
 whole group shifts every reward equally and cancels, only the spread of the
 residuals around their group mean reaches the advantages. Relative to ``Var(r)``
 because that spread only matters against the spread of the real scores; this also
-makes s^2 free of the reward's units. Over the last `window` non-degenerate anchor
+makes s^2 free of the reward's units. Over the last `window` observed anchor
 groups the ratio is pooled (sum of n * Var(p - r) over sum of n * Var(r)), not
 averaged, so one group whose real scores barely differ cannot blow it up.
 
@@ -24,22 +24,26 @@ Why c = 1 by default: with noise independent of the real score, the variance of
 the rewards entering each group becomes ``Var(r) + Var(e) = (1 + s^2) Var(r)``,
 which is the inflation the variance bound carries; larger c is more conservative.
 
-Groups whose real scores are all equal (which includes groups of size one and
-empty groups) are ignored, not counted as zero disagreement: GRPO gives them zero
-advantage, and they carry no information about the world model's noise.
+Which groups count. Every anchor group with at least two paired rollouts carries
+information and is observed. A group whose real scores are all equal adds its
+residual spread to the numerator and nothing to the denominator: GRPO gives such a
+group zero real advantage, so any spread a world model puts into it is pure noise
+that would move the policy (a group of failed runs that the world model tells apart
+is the common case). A group whose real scores and residuals are both constant adds
+nothing to either. Groups of size one and empty groups carry no within-group spread
+and are not observed. s^2 is undefined (None, anchor weight `max_weight`) until the
+pooled real variance is positive.
 
-The residuals must come from predictions calibrated by the map *after* it was
-updated with this step's anchors; then, as debiasing removes the systematic part
-of the error, s^2 falls and the anchor weight relaxes. The window over groups
-(rather than an EMA) makes that relaxation explicit: a group measured under an
-older map leaves after `window` newer groups. Before any group has been seen the
-world model's noise is unknown, and the anchor weight is `max_weight`.
-
-Wiring: observe anchor groups once the debiaser has a map (``is_fitted``). Before
-that, "calibrated" predictions are raw ones, and a world model on another scale
-(say convex in the real score) shows a large s^2 that is scale mismatch, which
-the first fit removes, not noise; observing only fitted residuals keeps those
-groups out of the window, and the weight stays at `max_weight` until then.
+The residuals must be OUT OF SAMPLE: the predictions the world-model groups train on,
+calibrated by a map that has not seen these anchors. Residuals of a map refit on the
+very pairs they are measured on understate the noise (isotonic regression
+interpolates its own data), so `correct_step` measures each anchor group under the
+map as it stood BEFORE this step's pairs were added: raw predictions before the
+first fit (what the world-model groups then train on), the current map after. As
+debiasing removes the systematic part of the error, s^2 falls and the anchor weight
+relaxes. The window over groups (rather than an EMA) makes that explicit: a group
+measured under an older map leaves after `window` newer groups. Before any group has
+been seen the world model's noise is unknown, and the anchor weight is `max_weight`.
 
 Example:
     >>> weighter = InverseVarianceWeighter()
@@ -75,7 +79,6 @@ class InverseVarianceWeighter:
         max_weight: float = 4.0,
         c: float = 1.0,
         window: int = 64,
-        degenerate_atol: float = 0.0,
     ) -> None:
         if not (np.isfinite(min_weight) and np.isfinite(max_weight) and 0.0 < min_weight <= max_weight):
             raise ValueError(
@@ -85,23 +88,19 @@ class InverseVarianceWeighter:
             raise ValueError(f"InverseVarianceWeighter c must be a finite number >= 0, got {c!r}")
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise ValueError(f"InverseVarianceWeighter window must be an int >= 1 (anchor groups), got {window!r}")
-        if not (np.isfinite(degenerate_atol) and degenerate_atol >= 0.0):
-            raise ValueError(
-                f"InverseVarianceWeighter degenerate_atol must be finite and >= 0, got {degenerate_atol!r}"
-            )
         self.min_weight = float(min_weight)
         self.max_weight = float(max_weight)
         self.c = float(c)
         self.window = window
-        self.degenerate_atol = float(degenerate_atol)
         # Per kept group: n * Var(p - r) and n * Var(r), the pooled ratio's numerator and denominator terms.
         self._residual_ss: deque[float] = deque(maxlen=window)
         self._real_ss: deque[float] = deque(maxlen=window)
+        self._dof: deque[int] = deque(maxlen=window)
         self._n_observed = 0
         self._n_ignored = 0
 
     def observe(self, calibrated_predictions: Any, real_scores: Any) -> bool:
-        """Record one anchor group; return False (ignored) if its real scores are all equal or it is empty.
+        """Record one anchor group's out-of-sample residuals; False (ignored) for a group of fewer than two rollouts.
 
         Raises ValueError on NaN/inf values or if the two arrays differ in length.
         """
@@ -116,24 +115,30 @@ class InverseVarianceWeighter:
             raise ValueError(
                 "observe got NaN or infinite scores; drop rollouts that could not be scored (None) before weighting"
             )
-        if r.size == 0 or np.ptp(r) <= self.degenerate_atol or np.var(r) == 0.0:
+        if r.size < 2:
             self._n_ignored += 1
-            logger.debug("denoise: ignored degenerate anchor group of size %d", r.size)
+            logger.debug("denoise: ignored anchor group of size %d (no within-group spread)", r.size)
             return False
         residual_ss, real_ss = float(r.size * np.var(p - r)), float(r.size * np.var(r))
         if not (np.isfinite(residual_ss) and np.isfinite(real_ss)):
             raise ValueError("observe: scores so large that their variance overflows; rescale rewards to O(1)")
         self._residual_ss.append(residual_ss)
         self._real_ss.append(real_ss)
+        self._dof.append(int(r.size) - 1)
         self._n_observed += 1
         return True
 
     @property
     def residual_variance(self) -> float | None:
-        """s^2: pooled within-group Var(calibrated - real) / Var(real) over the window; None before any group."""
-        if not self._real_ss:
+        """s^2: pooled within-group Var(calibrated - real) / Var(real) over the window; None while Var(real) is 0."""
+        if not sum(self._real_ss) > 0.0:
             return None
         return float(sum(self._residual_ss) / sum(self._real_ss))
+
+    @property
+    def residual_dof(self) -> int:
+        """Degrees of freedom behind s^2: the sum of (group size - 1) over the window's groups."""
+        return sum(self._dof)
 
     @property
     def anchor_weight(self) -> float:
@@ -149,6 +154,7 @@ class InverseVarianceWeighter:
             "residual_variance": self.residual_variance,
             "anchor_weight": self.anchor_weight,
             "groups_in_window": len(self._real_ss),
+            "residual_dof": self.residual_dof,
             "groups_observed": self._n_observed,
             "groups_ignored": self._n_ignored,
         }
@@ -161,9 +167,9 @@ class InverseVarianceWeighter:
             "max_weight": self.max_weight,
             "c": self.c,
             "window": self.window,
-            "degenerate_atol": self.degenerate_atol,
             "residual_ss": list(self._residual_ss),
             "real_ss": list(self._real_ss),
+            "dof": list(self._dof),
             "n_observed": self._n_observed,
             "n_ignored": self._n_ignored,
         }
@@ -174,23 +180,28 @@ class InverseVarianceWeighter:
         read = StateReader(state, kind)
         min_weight, max_weight = read.number("min_weight"), read.number("max_weight")
         c, window = read.number("c"), read.integer("window", minimum=1)
-        degenerate_atol = read.number("degenerate_atol")
         residual_ss, real_ss = read.numbers("residual_ss"), read.numbers("real_ss")
+        # States saved before degrees of freedom were kept count each group as the smallest one (1): the widest
+        # interval, so the fallback rule does not act on evidence it cannot size.
+        dof = [int(v) for v in read.numbers("dof")] if "dof" in state else [1] * len(real_ss)
         n_observed, n_ignored = read.integer("n_observed", minimum=0), read.integer("n_ignored", minimum=0)
         if not 0.0 < min_weight <= max_weight:
             raise StateDictError(f"{kind} state: keys 'min_weight'/'max_weight' must satisfy 0 < min <= max")
-        if c < 0.0 or degenerate_atol < 0.0:
-            raise StateDictError(f"{kind} state: keys 'c' and 'degenerate_atol' must be >= 0")
+        if c < 0.0:
+            raise StateDictError(f"{kind} state: key 'c' must be >= 0")
         if len(residual_ss) != len(real_ss) or len(real_ss) > min(window, n_observed):
             raise StateDictError(
                 f"{kind} state: keys 'residual_ss'/'real_ss' must have equal length <= min(window, n_observed)"
             )
-        if any(v < 0.0 for v in residual_ss) or any(v <= 0.0 for v in real_ss):
-            raise StateDictError(f"{kind} state: key 'residual_ss' must be >= 0 and 'real_ss' > 0 per group")
+        if len(dof) != len(real_ss) or any(d < 1 for d in dof):
+            raise StateDictError(f"{kind} state: key 'dof' must hold one int >= 1 per group of 'real_ss'")
+        if any(v < 0.0 for v in residual_ss) or any(v < 0.0 for v in real_ss):
+            raise StateDictError(f"{kind} state: keys 'residual_ss' and 'real_ss' must be >= 0 per group")
         self.min_weight, self.max_weight, self.c = min_weight, max_weight, c
-        self.window, self.degenerate_atol = window, degenerate_atol
+        self.window = window
         self._residual_ss = deque(residual_ss, maxlen=window)
         self._real_ss = deque(real_ss, maxlen=window)
+        self._dof = deque(dof, maxlen=window)
         self._n_observed, self._n_ignored = n_observed, n_ignored
 
     @classmethod

@@ -7,21 +7,32 @@ map fitted on stale pairs adds error, and a world model that ranks solutions the
 wrong way pushes the policy the wrong way however it is weighted. So one explicit
 rule watches three signals after every update and moves between three states.
 
-Signals (a signal that is not available yet, None, never counts as failing):
+Signals (a signal that is not available yet, None, never counts as failing). Each is
+judged with statistical confidence, not as a point estimate: a signal fails only
+when it is beyond its threshold at one-sided level `confidence` (0.95 by default;
+0.5 judges point estimates). Early in a run the evidence is a few anchor pairs, and
+a point estimate on 16 pairs or four 4-rollout groups fails by chance alone.
 
 - calibration: the debiaser's cross-fitted ``error_reduction`` (error removed by
   the map, in units of the real scores' variance) is below `min_error_reduction`.
   The default tolerates a slightly negative value, so a world model that is
-  already calibrated (reduction about 0) is not punished for it.
+  already calibrated (reduction about 0) is not punished for it. Fails when the
+  upper bound ``reduction + z * se`` (se: from the spread of the per-pair gains) is
+  below the threshold.
 - ranking: the mean within-group Spearman correlation between the world model's
   raw predictions and real scores (a monotone map can only tie ranks, so a flat map
   fitted to an anti-correlated model would hide the very signal), averaged over the last `rank_window` updates that
   had one (at least `min_rank_observations` of them), is at or below
   `min_rank_correlation`. One step's anchors are few, so this signal is smoothed;
-  the other two arrive already aggregated over a window.
+  the other two arrive already aggregated over a window. Fails when the upper bound
+  ``mean + z * sqrt(v)`` is at or below the threshold, v being the variance of that
+  mean under no association (Spearman's null variance is 1 / (n - 1) for a group of n).
 - residuals: the weighter's s^2 is at or above `max_residual_variance`. At the
   default 1.0 the calibrated predictions explain none of the real scores' spread
-  within a group: a constant would do as well (a flat map gives exactly 1.0).
+  within a group: a constant would do as well (a flat map gives exactly 1.0). s^2 is
+  a ratio of two sums of squares with d = sum(n_g - 1) degrees of freedom each; it
+  fails when above the threshold times the F(d, d) quantile, approximated by
+  ``exp(z * sqrt(4 / d))`` (ln F is close to normal with variance 2/d + 2/d).
 
 Rule, evaluated on every `update`:
 
@@ -56,6 +67,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -69,6 +81,7 @@ __all__ = [
     "FallbackState",
     "mean_rank_correlation",
     "rank_correlation",
+    "rank_evidence",
 ]
 
 logger = logging.getLogger(__name__)
@@ -100,6 +113,8 @@ class FallbackConfig:
     """Updates over which the per-update rank correlation is averaged."""
     min_rank_observations: int = 4
     """Rank correlations needed in the window before the ranking signal is judged at all."""
+    confidence: float = 0.95
+    """One-sided level at which a signal must be beyond its threshold to fail (0.5: judge point estimates)."""
     recovery_patience: int = 5
     """Consecutive updates pointing to a better state before stepping one level back up."""
     healthy_anchor_fraction: float = 0.1
@@ -113,7 +128,8 @@ class FallbackConfig:
     degraded_weight_floor: float = 2.0
     """Floor under the anchor weight while degraded: anchors count at least twice a world-model group."""
     fallen_back_weight_floor: float = 4.0
-    """Floor under the anchor weight once fallen back (moot when world-model groups weigh 0)."""
+    """Floor under the anchor weight once fallen back. The fusion is normalised by the total weight, so while
+    world-model groups weigh 0 the anchors share the step equally whatever the floor: exactly plain GRPO."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -125,6 +141,8 @@ class FallbackConfig:
                 isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
             ):
                 raise ValueError(f"FallbackConfig.{f.name} must be a finite number, got {value!r}")
+        if not 0.5 <= self.confidence < 1.0:
+            raise ValueError(f"FallbackConfig.confidence must lie in [0.5, 1), got {self.confidence!r}")
         if self.max_residual_variance <= 0:
             raise ValueError(f"FallbackConfig.max_residual_variance must be > 0, got {self.max_residual_variance!r}")
         if self.min_rank_observations > self.rank_window:
@@ -206,8 +224,19 @@ def rank_correlation(predicted: Any, real: Any) -> float | None:
 
 def mean_rank_correlation(groups: Iterable[tuple[Any, Any]]) -> float | None:
     """Mean `rank_correlation` over (predictions, real scores) groups; None if no group has one."""
-    values = [rho for p, r in groups if (rho := rank_correlation(p, r)) is not None]
-    return float(np.mean(values)) if values else None
+    evidence = rank_evidence(groups)
+    return None if evidence is None else evidence[0]
+
+
+def rank_evidence(groups: Iterable[tuple[Any, Any]]) -> tuple[float, float] | None:
+    """Mean within-group Spearman over groups and its variance under no association; None if no group has one.
+
+    Spearman's null variance is ``1 / (n - 1)`` for a group of n; the mean of k groups' has their sum over k^2.
+    """
+    values = [(rho, 1.0 / (np.size(p) - 1)) for p, r in groups if (rho := rank_correlation(p, r)) is not None]
+    if not values:
+        return None
+    return float(np.mean([rho for rho, _ in values])), float(sum(v for _, v in values) / len(values) ** 2)
 
 
 class FallbackRule:
@@ -217,6 +246,7 @@ class FallbackRule:
         self.config = config if config is not None else FallbackConfig()
         self._state = FallbackState.HEALTHY
         self._ranks: deque[float] = deque(maxlen=self.config.rank_window)
+        self._rank_variances: deque[float] = deque(maxlen=self.config.rank_window)
         self._better_streak = 0
         self._n_updates = 0
         self._last_signals: dict[str, float | None] = dict.fromkeys(_SIGNALS)
@@ -238,16 +268,27 @@ class FallbackRule:
             return None
         return float(np.mean(self._ranks))
 
+    def _rank_upper_bound(self, z: float) -> float | None:
+        smoothed = self._smoothed_rank()
+        if smoothed is None:
+            return None
+        return smoothed + z * math.sqrt(sum(self._rank_variances)) / len(self._ranks)
+
     def update(
         self,
         *,
         error_reduction: float | None,
         rank_correlation: float | None,
         residual_variance: float | None,
+        error_reduction_se: float | None = None,
+        rank_variance: float | None = None,
+        residual_dof: int | None = None,
     ) -> FallbackDecision:
         """Judge one update's signals (None = not available) and return the resulting recommendation.
 
-        `rank_correlation` is this update's mean within-group Spearman on anchors (`mean_rank_correlation`).
+        `rank_correlation` is this update's mean within-group Spearman on anchors and `rank_variance` its null
+        variance (`rank_evidence`); `error_reduction_se` and `residual_dof` size the other two signals' evidence.
+        A signal given without its uncertainty (None) is judged by its point estimate.
         """
         signals = {
             "error_reduction": error_reduction,
@@ -257,18 +298,28 @@ class FallbackRule:
         for name, value in signals.items():
             if value is not None and (isinstance(value, bool) or not math.isfinite(value)):
                 raise ValueError(f"FallbackRule.update: {name} must be a finite number or None, got {value!r}")
+        for name, value in (("error_reduction_se", error_reduction_se), ("rank_variance", rank_variance)):
+            if value is not None and (isinstance(value, bool) or not math.isfinite(value) or value < 0.0):
+                raise ValueError(f"FallbackRule.update: {name} must be a finite number >= 0 or None, got {value!r}")
+        if residual_dof is not None and (isinstance(residual_dof, bool) or not isinstance(residual_dof, int)):
+            raise ValueError(f"FallbackRule.update: residual_dof must be an int or None, got {residual_dof!r}")
         if rank_correlation is not None and not -1.0 <= rank_correlation <= 1.0:
             raise ValueError(f"FallbackRule.update: rank_correlation must lie in [-1, 1], got {rank_correlation!r}")
         cfg = self.config
+        z = NormalDist().inv_cdf(cfg.confidence)
         if rank_correlation is not None:
             self._ranks.append(float(rank_correlation))
-        smoothed_rank = self._smoothed_rank()
+            self._rank_variances.append(float(rank_variance or 0.0))
         failing = []
-        if error_reduction is not None and error_reduction < cfg.min_error_reduction:
+        if error_reduction is not None and error_reduction + z * (error_reduction_se or 0.0) < cfg.min_error_reduction:
             failing.append("calibration")
-        if smoothed_rank is not None and smoothed_rank <= cfg.min_rank_correlation:
+        rank_bound = self._rank_upper_bound(z)
+        if rank_bound is not None and rank_bound <= cfg.min_rank_correlation:
             failing.append("ranking")
-        if residual_variance is not None and residual_variance >= cfg.max_residual_variance:
+        residual_limit = cfg.max_residual_variance * (
+            math.exp(z * math.sqrt(4.0 / residual_dof)) if residual_dof else 1.0
+        )
+        if residual_variance is not None and residual_variance >= residual_limit:
             failing.append("residuals")
         if "ranking" in failing or len(failing) >= 2:
             target = FallbackState.FALLEN_BACK
@@ -328,6 +379,7 @@ class FallbackRule:
             "config": dataclasses.asdict(self.config),
             "state": self._state.value,
             "ranks": list(self._ranks),
+            "rank_variances": list(self._rank_variances),
             "better_streak": self._better_streak,
             "n_updates": self._n_updates,
             "last_signals": [self._last_signals[k] for k in _SIGNALS],
@@ -349,12 +401,16 @@ class FallbackRule:
             raise StateDictError(f"{kind} state: key 'config' is invalid: {err}") from err
         fallback_state = FallbackState(read.choice("state", tuple(s.value for s in FallbackState)))
         ranks = read.numbers("ranks")
+        # States saved before rank variances were kept judge the saved ranks as point estimates.
+        rank_variances = read.numbers("rank_variances") if "rank_variances" in state else [0.0] * len(ranks)
         better_streak = read.integer("better_streak", minimum=0)
         n_updates = read.integer("n_updates", minimum=0)
         last_signals = read.optional_numbers("last_signals")
         failing = state.get("failing")
         if len(ranks) > config.rank_window or any(not -1.0 <= r <= 1.0 for r in ranks):
             raise StateDictError(f"{kind} state: key 'ranks' must hold <= rank_window values in [-1, 1]")
+        if len(rank_variances) != len(ranks) or any(v < 0.0 for v in rank_variances):
+            raise StateDictError(f"{kind} state: key 'rank_variances' must hold one value >= 0 per rank")
         if better_streak >= config.recovery_patience:
             raise StateDictError(f"{kind} state: key 'better_streak' must be < recovery_patience")
         if len(last_signals) != 3:
@@ -364,6 +420,7 @@ class FallbackRule:
         self.config = config
         self._state = fallback_state
         self._ranks = deque(ranks, maxlen=config.rank_window)
+        self._rank_variances = deque(rank_variances, maxlen=config.rank_window)
         self._better_streak, self._n_updates = better_streak, n_updates
         self._last_signals = dict(zip(_SIGNALS, last_signals, strict=True))
         self._failing = tuple(failing)

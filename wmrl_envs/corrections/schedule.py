@@ -1,24 +1,29 @@
-"""Anchor scheduling: which groups of a step are scored by real execution as well as the world model.
+"""Anchor scheduling: which groups are scored by real execution as well as the world model.
 
-Anchors are the only ground truth the corrections get, so the schedule has three
-duties. Every step with groups gets at least one anchor, so the debiaser, the
-weighter and the fallback rule never go a step without evidence. Over many steps
-the realised fraction tracks the target: the fractional part of
-``fraction * n_groups`` is carried to the next step instead of being rounded away
-(with 10% of 16 groups, steps get 1, 2, 1, 2, 2, ... anchors, 1.6 on average).
-And the choice is reproducible: the groups picked at a step come from an RNG
-seeded by ``(seed, step)`` alone, and the only running state (the carry and the
-counters) is in `state_dict`, so a resumed run picks the same anchors.
+Anchors are the only ground truth the corrections get and the only real compute
+WMRL spends, so the schedule is over the RUN, not per call: whatever batch a caller
+scores at a time (the trainer's whole step, one group from `GroupVectorEnv`, a few
+from TRL), the realised anchor fraction converges to the configured one. The
+scheduler keeps a credit: each call adds ``fraction * n_groups`` and anchors as many
+whole groups as the credit has begun (its ceiling), paying them back from it. The
+realised count after N groups is therefore ``ceil(fraction * N)`` at a constant
+fraction, never more than one group ahead of the target and never behind it: the
+first call anchors a group, so the corrections get evidence from the start, and with
+10% and one group per call every tenth call is an anchor (not every call, as a
+floor of one anchor per call made it). When the fallback rule changes the fraction,
+only the credit still to come changes.
 
-The floor of one anchor per step wins over the target when
-``fraction * n_groups < 1``; the carry is then reset rather than run into debt,
-so a later, larger step is not starved of anchors. The fallback rule raises
-`fraction` when the world model degrades; at 1.0 every group is an anchor.
+The choice is reproducible: the groups picked at a call come from an RNG seeded by
+``(seed, step)`` alone, and the only running state (the credit and the counters) is in
+`state_dict`, so a resumed run picks the same anchors.
 
 Example:
     >>> scheduler = AnchorScheduler(fraction=0.1, seed=0)
-    >>> [len(scheduler.choose(16, step)) for step in range(5)]
-    [1, 2, 1, 2, 2]
+    >>> [len(scheduler.choose(16, step)) for step in range(5)]     # 8 of 80 groups
+    [2, 2, 1, 2, 1]
+    >>> scheduler = AnchorScheduler(fraction=0.1, seed=0)
+    >>> [step for step in range(20) if scheduler.choose(1, step)]  # one group per call
+    [0, 10]
 """
 
 from __future__ import annotations
@@ -45,14 +50,14 @@ def _check_fraction(fraction: float) -> float:
 
 
 class AnchorScheduler:
-    """Chooses each step's anchor groups: at least one, a carried-over target fraction, seeded by (seed, step)."""
+    """Chooses each call's anchor groups so that the fraction over the run meets the target; seeded by (seed, step)."""
 
     def __init__(self, fraction: float = 0.1, seed: int = 0) -> None:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"AnchorScheduler seed must be an int >= 0, got {seed!r}")
         self._fraction = _check_fraction(fraction)
         self.seed = seed
-        self._carry = 0.0
+        self._credit = 0.0
         self._last_step: int | None = None
         self._total_groups = 0
         self._total_anchors = 0
@@ -89,18 +94,15 @@ class AnchorScheduler:
         self._last_step = step
         if n_groups == 0:
             return []
-        target = self._fraction * n_groups + self._carry
-        # The tolerance keeps float drift in the carry (1.9999999) from costing a step its anchor.
-        n_anchors = min(math.floor(target + _ROUNDING_TOLERANCE), n_groups)
-        if n_anchors == 0:
-            n_anchors, self._carry = 1, 0.0
-        else:
-            self._carry = min(max(target - n_anchors, 0.0), math.nextafter(1.0, 0.0))
+        self._credit += self._fraction * n_groups
+        # The tolerance keeps float drift in the credit (1e-17 for 0) from buying a group it has not begun.
+        n_anchors = min(max(math.ceil(self._credit - _ROUNDING_TOLERANCE), 0), n_groups)
+        self._credit -= n_anchors
         rng = np.random.default_rng([self.seed, step])
         anchors = sorted(int(i) for i in rng.choice(n_groups, size=n_anchors, replace=False))
         self._total_groups += n_groups
         self._total_anchors += n_anchors
-        logger.debug("anchors step=%d groups=%d anchors=%s carry=%.4f", step, n_groups, anchors, self._carry)
+        logger.debug("anchors step=%d groups=%d anchors=%s credit=%.4f", step, n_groups, anchors, self._credit)
         return anchors
 
     def diagnostics(self) -> dict[str, Any]:
@@ -118,7 +120,7 @@ class AnchorScheduler:
             **state_header(type(self).__name__),
             "fraction": self._fraction,
             "seed": self.seed,
-            "carry": self._carry,
+            "credit": self._credit,
             "last_step": self._last_step,
             "total_groups": self._total_groups,
             "total_anchors": self._total_anchors,
@@ -128,16 +130,18 @@ class AnchorScheduler:
         """Restore everything `state_dict` saved; raises StateDictError naming the bad key, changing nothing."""
         kind = type(self).__name__
         read = StateReader(state, kind)
-        fraction, seed, carry = read.number("fraction"), read.integer("seed", minimum=0), read.number("carry")
+        fraction, seed = read.number("fraction"), read.integer("seed", minimum=0)
+        # States saved before the credit kept the unspent target as 'carry' (>= 0): the same quantity.
+        credit = read.number("credit" if "credit" in state or "carry" not in state else "carry")
         last_step = read.integer("last_step", minimum=0, optional=True)
         total_groups, total_anchors = read.integer("total_groups", minimum=0), read.integer("total_anchors", minimum=0)
         if not 0.0 < fraction <= 1.0:
             raise StateDictError(f"{kind} state: key 'fraction' must be in (0, 1], got {fraction!r}")
-        if not 0.0 <= carry < 1.0:
-            raise StateDictError(f"{kind} state: key 'carry' must be in [0, 1), got {carry!r}")
+        if not -1.0 < credit < 1.0:
+            raise StateDictError(f"{kind} state: key 'credit' must be in (-1, 1), got {credit!r}")
         if total_anchors > total_groups:
             raise StateDictError(f"{kind} state: key 'total_anchors' ({total_anchors}) exceeds total_groups")
-        self._fraction, self.seed, self._carry, self._last_step = fraction, seed, carry, last_step
+        self._fraction, self.seed, self._credit, self._last_step = fraction, seed, credit, last_step
         self._total_groups, self._total_anchors = total_groups, total_anchors
 
     @classmethod

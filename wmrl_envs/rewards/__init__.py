@@ -1,6 +1,6 @@
 """Interchangeable reward sources: RealExecution, WorldModel and Corrected (WMRL), and GRPO advantages over them."""
 
-from wmrl_envs.rewards.advantages import group_advantages
+from wmrl_envs.rewards.advantages import group_advantages, prediction_powered_advantages
 from wmrl_envs.rewards.base import (
     ANCHOR,
     WORLD_MODEL,
@@ -28,4 +28,5 @@ __all__ = [
     "WorldModel",
     "code_rollouts",
     "group_advantages",
+    "prediction_powered_advantages",
 ]

@@ -122,6 +122,8 @@ class GroupScore:
 class GroupRewardSource(RewardSource[ItemT_contra], Protocol[ItemT_contra]):
     """A reward source that scores whole groups together (anchors, calibration and weights are per group)."""
 
-    def score_groups(self, groups: Sequence[Sequence[ItemT_contra]], step: int | None = None) -> list[GroupScore]:
-        """Score every group of one training step; one `GroupScore` per group, in order."""
+    def score_groups(
+        self, groups: Sequence[Sequence[ItemT_contra]], step: int | None = None, turn: int = 0
+    ) -> list[GroupScore]:
+        """Score every group of one training step (its `turn`-th turn); one `GroupScore` per group, in order."""
         ...

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from wmrl_agents.compare.methods import ABLATIONS, METHODS, reward_source_for
+from wmrl_agents.compare.methods import ABLATIONS, METHODS, config_for, reward_source_for
 from wmrl_agents.compare.report import table_rows, write_report
 from wmrl_agents.compare.run import _ratios
 from wmrl_agents.grpo.config import preset
@@ -74,7 +74,23 @@ def test_ablations_switch_one_correction_off() -> None:
         source = reward_source_for(method, config, predictor)
         assert isinstance(source, Corrected)
         switches[method] = (source.debias, source.denoise)
-    assert switches == {"wmrl": (True, True), "debias_only": (True, False), "denoise_only": (False, True)}
+    assert switches == {
+        "wmrl": (True, True),
+        "debias_only": (True, False),
+        "denoise_only": (False, True),
+        "ppi": (True, True),
+        "adaptive": (True, True),
+    }
+    estimators = {method: config_for(method, config).corrections.estimator for method in ("wmrl", *ABLATIONS)}
+    assert estimators == {
+        "wmrl": "fusion",
+        "debias_only": "fusion",
+        "denoise_only": "fusion",
+        "ppi": "ppi",
+        "adaptive": "fusion",
+    }
+    assert reward_source_for("adaptive", config, predictor).adaptive is not None
+    assert reward_source_for("wmrl", config, predictor).adaptive is None
     assert reward_source_for("real", config, None).name == "real"
     with pytest.raises(ValueError, match="needs a world model"):
         reward_source_for("world_model", config, None)

@@ -83,21 +83,44 @@ def test_dr_grpo_divides_token_sums_by_the_constant_not_by_each_length() -> None
         _loss("dr_grpo")
 
 
-def test_group_weights_scale_advantages_and_unscored_rollouts_are_excluded() -> None:
+def test_group_weights_are_normalised_over_the_step_and_unscored_rollouts_are_excluded() -> None:
     groups = [GroupScore([1.0, 0.0, None], ANCHOR, weight=2.0), GroupScore([0.5, 0.5], WORLD_MODEL)]
     grpo = group_advantages(groups, std="sample")
-    # Group 1: mean 0.5, sample std of [1, 0] = 1/sqrt(2): +-0.5 * sqrt(2) * weight 2; the None stays None.
-    assert grpo[0][:2] == pytest.approx([math.sqrt(2), -math.sqrt(2)], rel=1e-5)
+    # 4 scored rollouts, total weight 2 * 2 + 1 * 2 = 6: the anchor group's weight becomes 2 * 4 / 6 = 4/3.
+    # Group 1: mean 0.5, sample std of [1, 0] = 1/sqrt(2): +-0.5 * sqrt(2) * 4/3; the None stays None.
+    assert grpo[0][:2] == pytest.approx([2 * math.sqrt(2) / 3, -2 * math.sqrt(2) / 3], rel=1e-5)
     assert grpo[0][2] is None
     assert grpo[1] == [0.0, 0.0]  # no spread, no signal
     dr = group_advantages(groups, std="none")  # Dr. GRPO: centred, not divided by the std; still weighted
-    assert dr[0][:2] == pytest.approx([1.0, -1.0]) and dr[0][2] is None
+    assert dr[0][:2] == pytest.approx([2 / 3, -2 / 3]) and dr[0][2] is None
 
     kept = [a for group in grpo for a in group if a is not None]
     ones = [torch.zeros(1)] * len(kept)
     loss, stats = grpo_loss(ones, ones, ones, ones, kept, kl_coef=0.0, entropy_coef=0.0)
     assert stats.sequences == 4  # the unscored rollout never reaches the loss
     assert loss.item() == pytest.approx(-sum(kept) / 4)
+
+
+def test_the_policy_gradient_is_the_weighted_average_of_the_groups_gradients() -> None:
+    # Anchor group [1, 0] at weight 4, world-model group [1, 0] at weight 1, Dr. GRPO advantages +-0.5.
+    groups = [GroupScore([1.0, 0.0], ANCHOR, weight=4.0), GroupScore([1.0, 0.0], WORLD_MODEL, weight=1.0)]
+    advantages = [a for group in group_advantages(groups, std="none") for a in group]
+    assert advantages == pytest.approx([0.8, -0.8, 0.2, -0.2])  # normalised weights 4*4/10 and 1*4/10
+    logprobs = [torch.zeros(1, dtype=torch.float64, requires_grad=True) for _ in advantages]
+    fixed = [torch.zeros(1, dtype=torch.float64) for _ in advantages]
+    loss, _ = grpo_loss(logprobs, fixed, fixed, fixed, advantages, kl_coef=0.0, entropy_coef=0.0)
+    loss.backward()
+    # By hand: group g's gradient wrt trajectory i's logp is -A_i / n_g (n_g = 2); fused = sum_g w_g grad_g / 5.
+    expected = [4 * (-0.5 / 2) / 5, 4 * (0.5 / 2) / 5, 1 * (-0.5 / 2) / 5, 1 * (0.5 / 2) / 5]
+    assert [float(p.grad) for p in logprobs] == pytest.approx(expected)
+
+
+def test_every_group_at_one_weight_is_plain_grpo_whatever_the_weight() -> None:
+    plain = group_advantages([GroupScore([1.0, 0.0, 0.5], ANCHOR), GroupScore([0.2, 0.9], ANCHOR)])
+    fallen_back = group_advantages(
+        [GroupScore([1.0, 0.0, 0.5], ANCHOR, weight=4.0), GroupScore([0.2, 0.9], ANCHOR, weight=4.0)]
+    )
+    assert fallen_back == plain
 
 
 @settings(max_examples=40, deadline=None)

@@ -71,9 +71,7 @@ def test_world_model_turns_get_the_prediction_as_feedback_and_one_unscored_turn_
     assert unscored.reward is None  # its best turn may be the one nobody scored
 
 
-def test_corrected_scoring_anchors_groups_and_averages_their_weights_over_turns(
-    train_tasks: list[Competition],
-) -> None:
+def test_corrected_scoring_anchors_whole_groups_across_all_turns(train_tasks: list[Competition]) -> None:
     from wmrl_envs.corrections import AnchorScheduler, FallbackConfig, FallbackRule
 
     config = FallbackConfig(healthy_anchor_fraction=0.5, degraded_anchor_fraction=0.5)
@@ -83,14 +81,21 @@ def test_corrected_scoring_anchors_groups_and_averages_their_weights_over_turns(
         scheduler=AnchorScheduler(fraction=0.5, seed=0),
         fallback=FallbackRule(config),
     )
-    rollouts = _collect(source, train_tasks, group_size=2, max_turns=2, logits=(0.0, 0.0, -5.0), step_index=3)
-    assert [d["step"] for d in rollouts.turn_diagnostics] == [6, 7]  # step * max_turns + turn: always increasing
+    rollouts = _collect(source, train_tasks, group_size=2, max_turns=3, logits=(0.0, 0.0, -5.0), step_index=3)
+    assert [(d["step"], d["turn"]) for d in rollouts.turn_diagnostics] == [(9, 0), (9, 1), (9, 2)]
     assert all(d["n_anchor_groups"] == 1 for d in rollouts.turn_diagnostics)  # half of two groups
-    assert "anchor+world_model" in rollouts.group_labels  # seed 0 anchors different groups on the two turns
+    # The anchor group is an anchor at every turn, the other group never is: the paper's whole-group anchors.
+    assert sorted(rollouts.group_labels) == ["anchor+anchor+anchor", "world_model+world_model+world_model"]
+    assert source.scheduler.diagnostics()["total_groups"] == 2  # the step's groups are counted once
+    last = rollouts.turn_diagnostics[-1]
     for label, score in zip(rollouts.group_labels, rollouts.group_scores, strict=True):
-        per_turn = [
-            d["anchor_weight"] if part == "anchor" else d["world_model_weight"]
-            for part, d in zip(label.split("+"), rollouts.turn_diagnostics, strict=True)
+        anchor = label.startswith("anchor")
+        assert score.source == ("anchor" if anchor else "world_model")
+        assert score.weight == (last["anchor_weight"] if anchor else last["world_model_weight"])
+    for group, score in zip(rollouts.groups, rollouts.group_scores, strict=True):
+        # What the world model said of each trajectory (its best turn), anchors included: the PPI estimator's input.
+        expected = [
+            max(0.0 if s is None else s.detail.get("calibrated_world_model_value", s.value) for s in t.scores)
+            for t in group
         ]
-        assert score.weight == pytest.approx(sum(per_turn) / 2)
-        assert score.source == ("anchor" if label == "anchor+anchor" else "world_model")
+        assert score.diagnostics["world_model_rewards"] == expected

@@ -23,10 +23,23 @@ def test_the_step_line_shows_rewards_by_source_corrections_and_loss_terms() -> N
     record = {
         "step": 3,
         "rewards": {"reward_mean": 0.5, "real_mean": 0.4, "world_model_mean": 0.6, "excluded": 2},
-        "corrections": {"anchor_weight": 1.7, "calibrated": True, "fallback_state": "healthy"},
+        "corrections": {
+            "anchor_weight": 1.7,
+            "residual_variance": 0.7,
+            "n_pairs": 24,
+            "calibrated": True,
+            "fallback_state": "healthy",
+        },
         "update": {"loss": -0.1, "kl": 0.002, "entropy": 1.2, "clip_fraction": 0.0},
         "compute": {"step": {"step_s": 4.25}},
     }
     line = format_step(record, 10)
-    for part in ("step 3/10", "real 0.400", "wm 0.600", "anchor w 1.70 calibrated healthy", "kl 0.002", "excluded 2"):
+    for part in (
+        "step 3/10",
+        "real 0.400",
+        "wm 0.600",
+        "anchor w 1.70 s2 0.700 pairs 24 calibrated healthy",
+        "kl 0.002",
+        "excluded 2",
+    ):
         assert part in line

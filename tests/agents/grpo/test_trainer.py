@@ -51,7 +51,8 @@ def _corrected() -> Corrected:
         RealExecution(limits=Limits(wall_time_s=60, memory_mb=2048)),
         WorldModel(KeywordPredictor()),
         debiaser=OnlineDebiaser(min_pairs=2, refit_every=2),
-        scheduler=AnchorScheduler(fraction=0.1, seed=0),
+        # one anchor group a step (of two): anchoring is over the run, so 10% would anchor one group in ten
+        scheduler=AnchorScheduler(fraction=0.5, seed=0),
     )
 
 
@@ -179,3 +180,20 @@ def _drop_config_key_from_checkpoint(run: Path, key: str) -> None:
     data = state_file.read_bytes()
     manifest["files"]["state.json"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     (path / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+
+def test_the_prediction_powered_estimator_trains_and_logs_its_lambda(
+    tmp_path: Path, train_tasks: list[Competition]
+) -> None:
+    from wmrl_envs.corrections import AnchorScheduler
+
+    config = preset("smoke").replace(
+        steps=2, groups_per_step=2, group_size=2, reward="corrected", corrections={"estimator": "ppi"}
+    )
+    source = Corrected(  # an instant "real" stand-in: a world model that is exactly right
+        WorldModel(KeywordPredictor()), WorldModel(KeywordPredictor()), scheduler=AnchorScheduler(fraction=0.5)
+    )
+    trainer = GRPOTrainer(ChoicePolicy(), config, tmp_path, reward_source=source, competitions=train_tasks)
+    trainer.train(show=False)
+    lambdas = [record["update"]["ppi_lambda"] for record in trainer.log.read()]
+    assert len(lambdas) == 2 and all(lam is not None and 0.0 <= lam <= 1.0 for lam in lambdas)

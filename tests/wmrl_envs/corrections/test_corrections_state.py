@@ -102,7 +102,7 @@ def test_state_dicts_are_json_and_round_trip_into_an_existing_object(index):
 _CORRUPTIONS = [
     ("kind", "SomethingElse", "'kind'"),
     ("version", 99, "'version'"),
-    ("scheduler.carry", 1.5, "'carry'"),
+    ("scheduler.credit", 1.5, "'credit'"),
     ("scheduler.total_anchors", -1, "'total_anchors'"),
     ("scheduler.seed", "eleven", "'seed'"),
     ("debiaser.n_pairs", 5, "'predicted' and 'real'"),

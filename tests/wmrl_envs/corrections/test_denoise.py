@@ -1,4 +1,4 @@
-"""InverseVarianceWeighter: weight 1 + c s^2 within bounds, s^2 as defined, degenerate groups carry no evidence."""
+"""InverseVarianceWeighter: weight 1 + c s^2 within bounds, s^2 as defined, every group with a spread counts."""
 
 from __future__ import annotations
 
@@ -57,14 +57,24 @@ def test_residual_variance_is_free_of_the_reward_units():
     assert small.residual_variance == pytest.approx(large.residual_variance)
 
 
-def test_degenerate_groups_are_ignored_not_counted_as_zero_disagreement():
+def test_a_group_whose_real_scores_are_all_equal_counts_its_world_model_spread_as_noise():
     weighter = InverseVarianceWeighter()
-    weighter.observe([0.9, 0.1, 0.5], [0.0, 0.5, 1.0])
-    before = (weighter.residual_variance, weighter.anchor_weight)
-    for _ in range(100):
-        assert weighter.observe([0.3, 0.3, 0.3], [0.7, 0.7, 0.7]) is False
-    assert (weighter.residual_variance, weighter.anchor_weight) == before
-    assert weighter.diagnostics()["groups_ignored"] == 100
+    weighter.observe([0.1, 0.5, 0.9], [0.0, 0.5, 1.0])
+    # A group of three failed runs (real 0) that the world model tells apart: its spread is pure noise.
+    assert weighter.observe([0.0, 0.3, 0.6], [0.0, 0.0, 0.0]) is True
+    residual_ss = 3 * np.var([0.1, 0.0, -0.1]) + 3 * np.var([0.0, 0.3, 0.6])  # 0.02 + 0.18
+    real_ss = 3 * np.var([0.0, 0.5, 1.0]) + 0.0  # 0.5
+    assert weighter.residual_variance == pytest.approx(residual_ss / real_ss)  # 0.4
+    assert weighter.anchor_weight == pytest.approx(1.4)
+    # A constant group the world model also scores flat adds nothing to either side.
+    assert weighter.observe([0.3, 0.3, 0.3], [0.7, 0.7, 0.7]) is True
+    assert weighter.residual_variance == pytest.approx(0.4)
+
+
+def test_s2_is_undefined_until_the_real_scores_have_varied_in_some_group():
+    weighter = InverseVarianceWeighter(max_weight=3.0)
+    weighter.observe([0.1, 0.4], [0.0, 0.0])
+    assert weighter.residual_variance is None and weighter.anchor_weight == 3.0
     assert weighter.diagnostics()["groups_observed"] == 1
 
 
@@ -106,9 +116,7 @@ def test_mismatched_lengths_are_rejected():
         InverseVarianceWeighter().observe([0.1, 0.2], [0.1, 0.2, 0.3])
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"min_weight": 0.0}, {"min_weight": 5.0}, {"c": -1.0}, {"window": 0}, {"degenerate_atol": -1.0}]
-)
+@pytest.mark.parametrize("kwargs", [{"min_weight": 0.0}, {"min_weight": 5.0}, {"c": -1.0}, {"window": 0}])
 def test_invalid_configuration_is_rejected(kwargs):
     with pytest.raises(ValueError, match="InverseVarianceWeighter"):
         InverseVarianceWeighter(**kwargs)

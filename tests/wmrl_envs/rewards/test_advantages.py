@@ -1,4 +1,4 @@
-"""group_advantages: per-group standardisation, None excluded (not 0), weights applied, never NaN."""
+"""group_advantages: per-group standardisation, None excluded (not 0), weights normalised over the step, never NaN."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from wmrl_envs.corrections import normalised_weights
 from wmrl_envs.rewards import ANCHOR, WORLD_MODEL, GroupScore, group_advantages
 
 reward = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False)
@@ -36,12 +37,44 @@ def test_advantages_of_the_scored_rollouts_sum_to_zero(values, std) -> None:
     assert abs(sum(scored)) <= 1e-6 * max(1, len(scored))
 
 
-@given(rewards, weight)
-def test_a_group_weight_scales_its_advantages(values, w) -> None:
-    (unit,) = group_advantages([_group(values, 1.0)])
-    (weighted,) = group_advantages([_group(values, w, WORLD_MODEL)])
-    for a, b in zip(unit, weighted):
-        assert (a is None and b is None) or b == pytest.approx(w * a, abs=1e-9)
+@given(rewards, rewards, weight, weight)
+def test_a_group_weight_scales_its_advantages_by_its_share_of_the_steps_total_weight(a, b, wa, wb) -> None:
+    unit = group_advantages([_group(a), _group(b)])
+    weighted = group_advantages([_group(a, wa), _group(b, wb, WORLD_MODEL)])
+    n = [sum(r is not None for r in g) for g in (a, b)]
+    total = wa * n[0] + wb * n[1]
+    for w, plain, scaled in ((wa, unit[0], weighted[0]), (wb, unit[1], weighted[1])):
+        factor = w * sum(n) / total if total > 0 else 0.0
+        for x, y in zip(plain, scaled):
+            assert (x is None and y is None) or y == pytest.approx(factor * x, rel=1e-9, abs=1e-9)
+
+
+@given(st.lists(st.tuples(rewards, weight), min_size=1, max_size=5), st.floats(0.01, 100))
+def test_a_factor_common_to_every_weight_cancels(groups, factor) -> None:
+    base = group_advantages([_group(v, w) for v, w in groups])
+    scaled = group_advantages([_group(v, w * factor) for v, w in groups])
+    for x_group, y_group in zip(base, scaled):
+        for x, y in zip(x_group, y_group):
+            assert (x is None and y is None) or y == pytest.approx(x, rel=1e-9, abs=1e-9)
+
+
+@given(st.lists(st.tuples(rewards, st.floats(0.1, 4.0)), min_size=1, max_size=5))
+def test_normalised_weights_average_one_over_the_scored_rollouts(groups) -> None:
+    sizes = [sum(r is not None for r in v) for v, _ in groups]
+    assume(sum(sizes) > 0)
+    weights = normalised_weights([w for _, w in groups], sizes)
+    assert sum(w * n for w, n in zip(weights, sizes)) == pytest.approx(sum(sizes))
+
+
+def test_normalised_weights_by_hand() -> None:
+    # 2 + 2 scored rollouts, total weight 4 * 2 + 1 * 2 = 10: 4 * 4 / 10 and 1 * 4 / 10.
+    assert normalised_weights([4.0, 1.0], [2, 2]) == pytest.approx([1.6, 0.4])
+    # 3 + 1: total 2 * 3 + 1 * 1 = 7, N = 4.
+    assert normalised_weights([2.0, 1.0], [3, 1]) == pytest.approx([8 / 7, 4 / 7])
+    assert normalised_weights([0.0, 0.0], [2, 2]) == [0.0, 0.0]
+    assert normalised_weights([3.0, 1.0], [0, 2]) == [3.0, 1.0]  # the unscored group does not count in the total
+    with pytest.raises(ValueError, match="one size per weight"):
+        normalised_weights([1.0], [1, 2])
 
 
 @given(rewards)

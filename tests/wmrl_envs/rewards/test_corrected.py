@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -280,3 +281,89 @@ def test_denoising_off_keeps_anchor_weight_one_while_the_map_still_calibrates(wo
         assert all(g.weight == 1.0 for g in scored if g.source == ANCHOR)
     assert all(g.diagnostics["calibrated"] for g in scored)
     assert all(g.diagnostics["corrections"] == {"debias": True, "denoise": False} for g in scored)
+
+
+def test_the_ablations_differ_from_wmrl_only_in_the_correction_they_switch_off(world) -> None:
+    codes, real_of = world
+    rng = np.random.default_rng(5)
+    noisy = {c: float(np.clip(1.0 - r + rng.normal(0, 0.05), 0, 1)) for c, r in real_of.items()}  # ranks backwards
+    runs = {}
+    for name, kwargs in (("wmrl", {}), ("debias_only", {"denoise": False}), ("denoise_only", {"debias": False})):
+        fallback = FallbackRule(FallbackConfig(rank_window=2, min_rank_observations=2))
+        corrected = _corrected(Table("real", real_of), Table("world_model", noisy), fallback=fallback, **kwargs)
+        runs[name] = [corrected.score_groups(_groups(codes[s * 40 : (s + 1) * 40], 4)) for s in range(4)]
+    # Denoising off leaves every signal of the fallback rule as it was: the same anchors and states as wmrl.
+    assert [[(g.source, g.diagnostics["fallback_state"]) for g in step] for step in runs["debias_only"]] == [
+        [(g.source, g.diagnostics["fallback_state"]) for g in step] for step in runs["wmrl"]
+    ]
+    for name, steps in runs.items():
+        # After the fallback every group is an anchor at the fallen-back floor, whichever correction is off
+        # (debias_only used to force weight 1 here).
+        assert steps[-1][0].diagnostics["fallback_state"] == "fallen_back", name
+        assert {g.weight for g in steps[-1]} == {4.0}, name
+    # Debiasing off changes the world-model groups' rewards only; anchors keep their real scores.
+    for a, b in zip(runs["wmrl"][0], runs["denoise_only"][0]):
+        if a.source == ANCHOR:
+            assert a.rewards == b.rewards
+
+
+def test_later_turns_of_a_step_keep_its_anchor_groups_and_refuse_another_step(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of), scheduler=AnchorScheduler(fraction=0.3, seed=2))
+    first = corrected.score_groups(_groups(codes[:40], 4), step=4)
+    anchors = [g for g, s in enumerate(first) if s.source == ANCHOR]
+    for turn in (1, 2):
+        later = corrected.score_groups(_groups(codes[40 * turn : 40 * (turn + 1)], 4), step=4, turn=turn)
+        assert [g for g, s in enumerate(later) if s.source == ANCHOR] == anchors
+        assert later[0].diagnostics["turn"] == turn
+    assert corrected.scheduler.diagnostics()["total_groups"] == 10
+    resumed = _corrected(*_sources(real_of))
+    resumed.load_state_dict(json.loads(json.dumps(corrected.state_dict())))
+    again = resumed.score_groups(_groups(codes[:40], 4), step=4, turn=3)
+    assert [g for g, s in enumerate(again) if s.source == ANCHOR] == anchors
+    with pytest.raises(ValueError, match="continues the step opened at turn 0"):
+        corrected.score_groups(_groups(codes[:36], 4), step=4, turn=1)  # 9 groups, not 10
+    with pytest.raises(ValueError, match="continues the step opened at turn 0"):
+        corrected.score_groups(_groups(codes[:40], 4), step=5, turn=1)
+
+
+def test_a_state_saved_before_turns_shared_anchors_resumes(world) -> None:
+    codes, real_of = world
+    corrected = _corrected(*_sources(real_of))
+    corrected.score_groups(_groups(codes[:40], 4))
+    old = {k: v for k, v in corrected.state_dict().items() if k != "open_step"}
+    resumed = _corrected(*_sources(real_of))
+    resumed.load_state_dict(old)
+    assert resumed.score_groups(_groups(codes[40:80], 4))[0].diagnostics["step"] == 1
+
+
+class CostlyTable(Table):
+    """A Table whose scores report a cost per rollout, as real execution and world models do."""
+
+    def __init__(self, name: str, table: dict[str, float | None], cost_s: float) -> None:
+        super().__init__(name, table)
+        self.cost_s = cost_s
+
+    def score(self, batch):
+        return [None if s is None else dataclasses.replace(s, cost_s=self.cost_s) for s in super().score(batch)]
+
+
+def test_the_adaptive_fraction_follows_the_measured_noise_and_costs(world) -> None:
+    from wmrl_envs.corrections import AdaptiveAnchorFraction
+
+    codes, real_of = world
+    rng = np.random.default_rng(4)
+    noisy = {c: float(np.clip(r + rng.normal(0, 0.1), 0, 1)) for c, r in real_of.items()}
+    adaptive = AdaptiveAnchorFraction(min_fraction=0.02, cost_smoothing=0.0)
+    corrected = _corrected(
+        CostlyTable("real", real_of, cost_s=20.0), CostlyTable("world_model", noisy, 0.5), adaptive=adaptive
+    )
+    for step in range(8):
+        scored = corrected.score_groups(_groups(codes[step * 40 : (step + 1) * 40], 4))
+    s2 = corrected.weighter.residual_variance
+    assert s2 is not None and scored[0].diagnostics["fallback_state"] == "healthy"
+    assert corrected.scheduler.fraction == pytest.approx(max(0.02, math.sqrt(s2 * 0.5 / 20.0)))
+    assert scored[0].diagnostics["next_anchor_fraction"] == corrected.scheduler.fraction
+    resumed = _corrected(Table("real", real_of), Table("world_model", noisy), adaptive=AdaptiveAnchorFraction())
+    resumed.load_state_dict(json.loads(json.dumps(corrected.state_dict())))
+    assert resumed.adaptive.state_dict() == adaptive.state_dict()
