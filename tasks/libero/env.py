@@ -16,6 +16,14 @@ suite's step limit (`EPISODE_LIMITS`) or `horizon`; ``gym.make``'s
 an episode. A malformed action (wrong shape, NaN) raises before the simulator
 sees it, so the episode can go on; finite values outside [-1, 1] are clipped.
 
+The simulator is built at the first `reset`, not in the constructor: making the env
+only checks its arguments and works out its spaces. That is what keeps async vector
+envs safe under the default fork start method (`AsyncVectorEnv` makes one env in the
+parent to read its spaces, and an OpenGL context made there would hang every forked
+child), and it makes the env cheap to pickle: like Gymnasium's MuJoCo envs it
+pickles as its constructor arguments (``EzPickle``), so an unpickled env is a fresh
+one with the same configuration.
+
 Speed: scenes are reset in place (``hard_reset=False``: ~0.2 s instead of ~2 s),
 only the cameras in `cameras` are rendered (``cameras=()`` renders nothing, for
 state-only rollouts), and only the observables the observation uses are computed.
@@ -31,9 +39,10 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import EzPickle
 
 from .observation import CAMERAS, build_observation, observation_space
-from .runtime import load_libero
+from .runtime import load_libero, probe_rendering
 from .suites import EPISODE_LIMITS, LiberoTask, check_suite, load_task, select_init_states
 
 __all__ = ["ACTION_DIM", "LiberoEnv"]
@@ -44,7 +53,7 @@ _SETTLE_ACTION = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])  # hold still, g
 _PROPRIO_OBSERVABLES = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
 
 
-class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
+class LiberoEnv(gym.Env[dict[str, Any], np.ndarray], EzPickle):
     """A LIBERO task: camera images + proprioception + instruction in, 7-D end-effector actions out.
 
     >>> import gymnasium as gym, wmrl_envs
@@ -83,7 +92,10 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         if render_mode == "rgb_array" and "image" not in cameras:
             raise ValueError("render_mode='rgb_array' shows the third-person camera: include 'image' in cameras")
 
-        runtime = load_libero(assets_dir, rendering=bool(cameras))
+        EzPickle.__init__(
+            self, suite, task_id, image_size, cameras, init_states, horizon, settle_steps, assets_dir, render_mode
+        )
+        runtime = load_libero(assets_dir, rendering=bool(cameras), probe=False)
         self.task: LiberoTask = load_task(runtime, suite, task_id)
         self.init_state_indices = select_init_states(init_states, len(self.task.init_states))
         self.cameras = cameras
@@ -94,19 +106,10 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.observation_space = observation_space(cameras, image_size)
         self.action_space = spaces.Box(-1.0, 1.0, (ACTION_DIM,), np.float32)
 
-        self._sim = runtime.control_env(
-            bddl_file_name=str(self.task.bddl_file),
-            use_camera_obs=bool(cameras),
-            has_offscreen_renderer=bool(cameras),
-            camera_names=[CAMERAS[key] for key in cameras],
-            camera_heights=image_size,
-            camera_widths=image_size,
-            hard_reset=False,
-            ignore_done=True,
-            horizon=limit + settle_steps + 1,
-        )
+        self._control_env = runtime.control_env
+        self._sim: Any = None
+        self._closed = False
         self._camera_observables = [f"{CAMERAS[key]}_image" for key in cameras]
-        _keep_only(self._sim.env, set(_PROPRIO_OBSERVABLES) | set(self._camera_observables))
         self._steps = 0
         self._init_index: int | None = None
         self._episode_over = True
@@ -117,7 +120,7 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode from an official initial state: ``options={"init_state": k}``, else a seeded draw."""
         super().reset(seed=seed)
-        self._require_open()
+        self._open()
         index = self._choose_init_state(options or {})
         with self._cameras_off():  # nothing is rendered until the scene has settled
             with _global_numpy_seed(int(self.np_random.integers(2**32))):
@@ -137,7 +140,8 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
 
     def step(self, action: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Apply one end-effector action; reward 1.0 and ``terminated`` when the task succeeds."""
-        self._require_open()
+        if self._closed:
+            raise RuntimeError("the environment is closed; make a new one")
         if self._episode_over:
             raise RuntimeError("the episode is over (or never started): call reset() before step()")
         command = _checked_action(action)
@@ -165,21 +169,38 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         if sim is not None:
             sim.close()
             self._sim = None
+        self._closed = True
 
     @property
     def simulator(self) -> Any:
         """The underlying robosuite environment, for privileged access (object poses for scripted experts, tests)."""
-        self._require_open()
-        return self._sim.env
+        return self._open().env
 
     def sim_state(self) -> np.ndarray:
         """The flattened MuJoCo state (time, positions, velocities): what an initial state file stores."""
-        self._require_open()
+        self._open()
         return np.asarray(self._sim.get_sim_state(), dtype=np.float64).copy()
 
-    def _require_open(self) -> None:
-        if self._sim is None:
+    def _open(self) -> Any:
+        """The simulator, built on first use (see the module docstring for why not in the constructor)."""
+        if self._closed:
             raise RuntimeError("the environment is closed; make a new one")
+        if self._sim is None:
+            if self.cameras:
+                probe_rendering()
+            self._sim = self._control_env(
+                bddl_file_name=str(self.task.bddl_file),
+                use_camera_obs=bool(self.cameras),
+                has_offscreen_renderer=bool(self.cameras),
+                camera_names=[CAMERAS[key] for key in self.cameras],
+                camera_heights=self.image_size,
+                camera_widths=self.image_size,
+                hard_reset=False,
+                ignore_done=True,
+                horizon=self.horizon + self.settle_steps + 1,
+            )
+            _keep_only(self._sim.env, set(_PROPRIO_OBSERVABLES) | set(self._camera_observables))
+        return self._sim
 
     def _choose_init_state(self, options: dict[str, Any]) -> int:
         unknown = set(options) - {"init_state"}
