@@ -1,6 +1,6 @@
 """``wmrl train``: GRPO training of a policy against real execution, a world model, or the corrected mix.
 
-The config comes from a preset (``--preset smoke|quick|paper``), then a YAML/JSON file
+The config comes from a preset (``--preset smoke|quick|paper``, default ``quick``), then a YAML/JSON file
 (``--config``), then the flags; with ``--resume`` the run continues from the latest
 checkpoint in ``--out``, which must have been written with the same options (only
 ``--steps`` may grow). Torch and the policies are imported inside the command, so
@@ -46,7 +46,13 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         help="'proxy', 'surrogate:MODEL_PATH', 'llm:URL#MODEL', 'llm-local:MODEL_DIR' or 'llm-vllm:MODEL_DIR' (default: proxy)",
     )
     train.add_argument("--anchor-fraction", type=float, default=None, help="corrected: share of anchor groups")
-    train.add_argument("--preset", choices=list(PRESETS), default="paper", help="starting config (default: paper)")
+    train.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        default="quick",
+        help="starting config: smoke (seconds), quick (minutes on 2 cores; the default), paper (the paper's scale: "
+        "days of compute), libero, libero-smoke",
+    )
     train.add_argument("--config", type=Path, default=None, help="YAML/JSON file of config keys over the preset")
     train.add_argument("--steps", type=int, default=None, help="training steps")
     train.add_argument("--seed", type=int, default=None, help="seed of tasks, generation and anchors")
