@@ -50,7 +50,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         default=None,
         help="YAML/JSON settings of an llm:URL#MODEL world model: temperature, max_reply_tokens, extra_body (merged "
-        "into every request, e.g. vLLM's guided_json or top_p), timeout_s, max_retries, concurrency",
+        "into every request, e.g. a JSON-schema response_format or top_p), timeout_s, max_retries, concurrency",
     )
     train.add_argument("--anchor-fraction", type=float, default=None, help="corrected: share of anchor groups")
     train.add_argument(

@@ -3,8 +3,8 @@
 ``wmrl train --world-model llm:URL#MODEL --world-model-options wm.yaml`` reads these, checked
 here once: an unknown key or an impossible value is refused with what is allowed.
 `extra_body` is merged into every chat request, which is how server-specific controls
-travel: vLLM's structured output (``{"guided_json": {...}}``) makes a small model's replies
-parse, ``{"chat_template_kwargs": {"enable_thinking": false}}`` keeps a thinking model's
+travel: structured output (``{"response_format": {"type": "json_schema", ...}}``, which vLLM
+enforces while decoding) makes a small model's replies parse, ``{"chat_template_kwargs": {"enable_thinking": false}}`` keeps a thinking model's
 budget for the answer, ``{"top_p": 0.9}`` narrows sampling.
 
 >>> settings = LLMServerSettings.from_mapping({"temperature": 0.7, "extra_body": {"top_p": 0.9}})
@@ -48,7 +48,7 @@ class LLMServerSettings:
     max_reply_tokens: int = 1024
     """Longest reply, in tokens; the prompt is trimmed so that prompt and reply fit the context."""
     extra_body: Mapping[str, Any] = field(default_factory=dict)
-    """Fields merged into every request (vLLM's guided_json, chat_template_kwargs, top_p, ...)."""
+    """Fields merged into every request (response_format, chat_template_kwargs, top_p, ...)."""
     timeout_s: float = 120.0
     """Seconds a request may wait on the socket."""
     max_retries: int = 3

@@ -10,12 +10,13 @@ from llm_helpers import ChatServer, ScriptedBackend, toy_competition
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.world_models.llm_server_settings import LLMServerSettings, parse_llm_spec
 
+SCHEMA = {"type": "json_schema", "json_schema": {"name": "prediction", "schema": {"type": "object"}}}
 GOOD = '```json\n{"status": "valid", "position": 0.62, "metric": 1.4, "reason": "ridge"}\n```'
 
 
 def test_sampling_reply_length_and_extra_body_reach_the_server(tmp_path: Path) -> None:
     settings = LLMServerSettings.from_mapping(
-        {"temperature": 0.7, "max_reply_tokens": 96, "extra_body": {"top_p": 0.9, "guided_json": {"type": "object"}}}
+        {"temperature": 0.7, "max_reply_tokens": 96, "extra_body": {"top_p": 0.9, "response_format": SCHEMA}}
     )
     with ChatServer(ScriptedBackend([GOOD])) as server:
         world_model = settings.world_model(f"llm:{server.base_url}#tiny-qwen3")
@@ -23,7 +24,7 @@ def test_sampling_reply_length_and_extra_body_reach_the_server(tmp_path: Path) -
         [body] = server.posts("/v1/chat/completions")
     assert prediction.position == 0.62
     assert (body["temperature"], body["max_tokens"], body["top_p"]) == (0.7, 96, 0.9)
-    assert body["guided_json"] == {"type": "object"} and body["model"] == "tiny-qwen3"
+    assert body["response_format"] == SCHEMA and body["model"] == "tiny-qwen3"
 
 
 @pytest.mark.parametrize(
