@@ -51,7 +51,7 @@ def test_anything_but_a_wmrl_code_env_is_refused() -> None:
 def test_grpo_trainer_runs_rollouts_in_wmrl_episodes(pool_root: Path, tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     trl = pytest.importorskip("trl")
-    from test_trl_reward import _tiny_model_and_tokenizer
+    from test_trl_reward import _tiny_model_and_tokenizer, tiny_grpo_config
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl.chat_template_utils import qwen3_chat_template
 
@@ -74,20 +74,8 @@ def test_grpo_trainer_runs_rollouts_in_wmrl_episodes(pool_root: Path, tmp_path: 
     make = mledojo_environment_factory(
         data_root=pool_root, split="held-out", max_turns=2, reward_source=WorldModel(Fixed())
     )
-    config = trl.GRPOConfig(
-        output_dir=str(tmp_path / "out"),
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=8,
-        max_steps=1,
-        learning_rate=1e-4,
-        beta=0.0,
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        use_cpu=True,
-        bf16=False,
-        seed=0,
+    config = tiny_grpo_config(
+        tmp_path / "out", per_device_train_batch_size=4, num_generations=2, max_completion_length=8, max_steps=1
     )
     trainer = trl.GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(path),

@@ -164,21 +164,8 @@ def test_grpo_trainer_trains_two_steps_on_wmrl_rewards(pool_root, tmp_path) -> N
     recorded.__name__ = "wmrl"
     prompt = [{"role": "user", "content": "Write a solution for the churn competition."}]
     dataset = datasets.Dataset.from_list([{"prompt": prompt, "task": TASK}] * 8)
-    config = trl.GRPOConfig(
-        output_dir=str(tmp_path / "out"),
-        per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=12,
-        max_steps=2,
-        learning_rate=1e-4,
-        scale_rewards="none",
-        beta=0.0,
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        use_cpu=True,
-        bf16=False,
-        seed=0,
+    config = tiny_grpo_config(
+        tmp_path / "out", per_device_train_batch_size=8, num_generations=4, max_completion_length=12, max_steps=2
     )
     trainer = trl.GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(path),
@@ -234,3 +221,13 @@ def test_logs_carry_the_unweighted_mean_beside_the_weighted_rewards() -> None:
     )
     assert metrics["wmrl/unweighted_reward_mean"] == pytest.approx((0.05 + 0.06) / 2)
     assert sum(rewards) / 2 == pytest.approx(metrics["wmrl/unweighted_reward_mean"] * metrics["wmrl/mean_group_weight"])
+
+
+def tiny_grpo_config(out: Path, **settings):
+    """A GRPOConfig for a CPU test run of a tiny model: Dr. GRPO scaling, no KL, logs every step, saves nothing."""
+    import trl
+
+    defaults = {"learning_rate": 1e-4, "scale_rewards": "none", "beta": 0.0, "logging_steps": 1, "report_to": "none"}
+    return trl.GRPOConfig(
+        output_dir=str(out), save_strategy="no", use_cpu=True, bf16=False, seed=0, **{**defaults, **settings}
+    )
