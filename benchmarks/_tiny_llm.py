@@ -33,10 +33,12 @@ def build_tiny_chat_model(
     vocab_size: int = 4000,
     max_positions: int = 16384,
     seed: int = 0,
+    head_dim: int = 16,
 ) -> str:
     """Save a random 2-layer qwen3 and a BPE tokenizer trained on `texts` to `path`; return the path as a string.
 
-    `max_positions` must cover the world model's context budget (12k tokens by default).
+    `max_positions` must cover the world model's context budget (12k tokens by default); `head_dim` is the width
+    of each of the 4 attention heads (vLLM's CPU attention needs 32 or more).
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -59,12 +61,12 @@ def build_tiny_chat_model(
     fast.chat_template = _CHAT_TEMPLATE
     config = Qwen3Config(
         vocab_size=len(fast),
-        hidden_size=64,
-        intermediate_size=128,
+        hidden_size=4 * head_dim,
+        intermediate_size=8 * head_dim,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        head_dim=16,
+        head_dim=head_dim,
         max_position_embeddings=max_positions,
         eos_token_id=fast.eos_token_id,
         pad_token_id=fast.pad_token_id,

@@ -14,10 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from wmrl_envs import console
+from wmrl_envs import __version__, console
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.executor_flags import add_executor_flags, executor_from_flags
 from wmrl_envs.sandbox.rundir import scratch_dir
+from wmrl_envs.split_flag import add_split_flag
 
 __all__ = ["main"]
 
@@ -36,10 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wmrl", description="World Model RL: environments, grading and benchmarks.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}", help="print the version")
     sub = parser.add_subparsers(dest="command", required=True)
 
     tasks = sub.add_parser("tasks", help="list the competitions of the pool (or of --data-root)")
-    tasks.add_argument("--split", default="all", choices=["train", "held-out", "all"])
+    add_split_flag(tasks, default="all")
     tasks.add_argument("--data-root", type=Path, default=None, help="a folder of prepared competitions")
     tasks.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
     tasks.set_defaults(func=_cmd_tasks)
@@ -56,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_cmd_run)
 
     demo = sub.add_parser("demo", help="run the pool's baseline solutions through the sandbox and grader")
-    demo.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
+    add_split_flag(demo, default="held-out")
     add_executor_flags(demo)
     demo.add_argument("--workers", type=int, default=2, help="runs in parallel (default: 2)")
     demo.add_argument("--json", action="store_true", help="print one JSON list instead of a table")
@@ -71,12 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = wm.add_parser("eval", help="compare the surrogate's predictions with the real outcomes of a log")
     evaluate.add_argument("--model", type=Path, required=True, help="a model file written by `world-model fit`")
     evaluate.add_argument("--log", type=Path, required=True, help="execution log (JSONL) of real runs")
-    evaluate.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
+    add_split_flag(evaluate, default="held-out")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     evaluate.set_defaults(func=_cmd_wm_eval)
     collect = wm.add_parser("collect", help="run the pool's baselines and degraded variants for real into a log")
     collect.add_argument("--out", type=Path, required=True, help="execution log (JSONL) to append to")
-    collect.add_argument("--split", default="train", choices=["train", "held-out", "all"])
+    add_split_flag(collect, default="train")
     collect.add_argument(
         "--variants",
         nargs="+",

@@ -5,7 +5,10 @@ LM policy when it generates on a server (token-id completions, runtime LoRA load
 client gives both the same answers to "what if it is down, slow or wrong": a refused or
 reset connection, a timeout, 429 and 5xx are transient and retried with exponential
 backoff; any other HTTP error is reported at once; every message names the URL and what
-to do. Only the standard library is used, so talking to a server adds no dependency.
+to do. A request that fails every attempt reports its FIRST failure verbatim (HTTP status
+and body) as well as its last: a vLLM engine that dies answers one 500 with the reason,
+then refuses connections, and "connection refused" alone would hide why. Only the
+standard library is used, so talking to a server adds no dependency.
 
 >>> client = OpenAIHTTPClient("http://127.0.0.1:8000", timeout_s=30)  # doctest: +SKIP
 >>> client.base_url  # doctest: +SKIP
@@ -39,6 +42,13 @@ class ServerError(WmrlError):
 
 class _Transient(ServerError):
     """A failure worth retrying: connection refused or reset, timeout, 429, 5xx."""
+
+
+class _Unreachable(_Transient):
+    """Nothing listens at the address (connection refused, unknown host)."""
+
+
+_BODY_CHARS = 2000  # an error body is kept this long: vLLM's tracebacks end in the reason
 
 
 class OpenAIHTTPClient:
@@ -88,15 +98,15 @@ class OpenAIHTTPClient:
         """
         url = self.url(path)
         data = json.dumps(body).encode()
-        last = ""
+        failures: list[_Transient] = []
         for attempt in range(self.max_retries + 1):
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
                 raw = self._send(url, data, hints or {})
             except _Transient as err:
-                last = str(err)
-                logger.debug("attempt %d of %s failed: %s", attempt + 1, url, last)
+                failures.append(err)
+                logger.warning("attempt %d of %d at %s failed: %s", attempt + 1, self.max_retries + 1, url, err)
                 continue
             if not json_reply:
                 return raw.decode("utf-8", "replace")
@@ -104,7 +114,7 @@ class OpenAIHTTPClient:
                 return json.loads(raw)
             except ValueError:
                 raise ServerError(f"{url} returned non-JSON: {raw[:120]!r}") from None
-        raise ServerError(f"{last} (after {self.max_retries + 1} attempts)")
+        raise ServerError(_gave_up(failures))
 
     def _send(self, url: str, data: bytes, hints: Mapping[int, str]) -> bytes:
         headers = {"Content-Type": "application/json"}
@@ -115,7 +125,7 @@ class OpenAIHTTPClient:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 return response.read()
         except urllib.error.HTTPError as err:
-            detail = err.read()[:300].decode("utf-8", "replace")
+            detail = err.read()[:_BODY_CHARS].decode("utf-8", "replace")
             hint = f" ({hints[err.code]})" if err.code in hints else ""
             message = f"{url} answered HTTP {err.code}: {detail}{hint}"
             if err.code == 429 or err.code >= 500:
@@ -126,8 +136,22 @@ class OpenAIHTTPClient:
             if isinstance(reason, TimeoutError) or "timed out" in str(reason):
                 raise _Transient(f"{url} did not answer within {self.timeout_s:g} s") from None
             if isinstance(reason, (ConnectionRefusedError, socket.gaierror)):
-                raise _Transient(
+                raise _Unreachable(
                     f"no server answers at {self.base_url} ({reason}): start one with `vllm serve <model>`"
                     f" or check {self.url_setting}"
                 ) from None
             raise _Transient(f"the connection to {url} failed: {reason!r}") from None
+
+
+def _gave_up(failures: list[_Transient]) -> str:
+    """The message of a request that failed every attempt: its first failure verbatim, and its last if different."""
+    first, last = str(failures[0]), str(failures[-1])
+    attempts = f"{len(failures)} attempt{'s' if len(failures) > 1 else ''}"
+    if first == last:
+        return f"{first} (after {attempts})"
+    if isinstance(failures[-1], _Unreachable) and not isinstance(failures[0], _Unreachable):
+        return (
+            f"{first}; then the server stopped answering ({last}): it probably crashed on that error, see its log "
+            f"({attempts})"
+        )
+    return f"{first}; last of {attempts}: {last}"

@@ -1,8 +1,9 @@
-"""Gymnasium wrappers that choose where WMRL-MLEDojo-v0's rewards come from.
+"""Gymnasium wrappers that choose where WMRL environments' rewards come from.
 
 `WithRewardSource` swaps the reward source of one environment in one line: real
-execution, a world model, or the corrected WMRL mix; nothing else about the
-environment changes.
+execution, a world model, or the corrected WMRL mix for WMRL-MLEDojo-v0's
+submissions; terminal success, a progress world model, or `Corrected` over both for
+WMRL-LIBERO-v0's episodes. Nothing else about the environment changes.
 
 `GroupVectorEnv` is the GRPO view: G sub-environments on the SAME task form one
 group, stepped together and scored together, because the corrections work per
@@ -28,6 +29,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.core import ActType, ObsType
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
@@ -45,8 +47,8 @@ def _check_source(reward_source: Any) -> None:
         )
 
 
-class WithRewardSource(gym.Wrapper[str, str, str, str]):
-    """Scores the wrapped WMRL environment's submissions with `reward_source`.
+class WithRewardSource(gym.Wrapper[ObsType, ActType, ObsType, ActType]):
+    """Scores the wrapped WMRL environment's submissions (or LIBERO episodes) with `reward_source`.
 
     >>> import gymnasium as gym, wmrl_envs
     >>> from wmrl_envs.rewards import WorldModel
@@ -56,20 +58,22 @@ class WithRewardSource(gym.Wrapper[str, str, str, str]):
     >>> _, reward, *_ , info = env.step(reply)  # doctest: +SKIP
     >>> info["reward_source"]  # doctest: +SKIP
     'world_model'
+    >>> robot = gym.make("WMRL-LIBERO-v0", image_size=64, cameras=("image",), horizon=200)  # doctest: +SKIP
+    >>> robot = WithRewardSource(robot, Corrected(TerminalSuccess(), ProgressWorldModel(model)))  # doctest: +SKIP
 
     The source is installed on the base environment (which scores through its
     ``reward_source``), so every wrapper in between keeps working; `close` restores
     the original source.
     """
 
-    def __init__(self, env: gym.Env[str, str], reward_source: RewardSource) -> None:
+    def __init__(self, env: gym.Env[ObsType, ActType], reward_source: RewardSource) -> None:
         super().__init__(env)
         _check_source(reward_source)
         base = env.unwrapped
         if not hasattr(base, "reward_source"):
             raise TypeError(
                 f"{type(base).__name__} has no reward_source to swap; WithRewardSource wraps WMRL environments "
-                f"such as WMRL-MLEDojo-v0"
+                f"(WMRL-MLEDojo-v0, WMRL-LIBERO-v0)"
             )
         self._previous = base.reward_source
         self.reward_source = reward_source

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from wmrl_envs.executor_flags import add_executor_flags, executor_from_flags, ray_flag_args
+from wmrl_envs.split_flag import add_split_flag
 
 __all__ = ["add_command"]
 
@@ -32,7 +33,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="YAML/JSON of an hf:PATH policy's settings, e.g. generation: server (docs/vllm.md)",
     )
-    bench.add_argument("--split", default="held-out", choices=["train", "held-out", "all"])
+    add_split_flag(bench, default="held-out")
     bench.add_argument("--k", type=int, default=8, help="attempts per task (default: 8)")
     bench.add_argument("--seed", type=int, default=0, help="base seed of every attempt's generation seed")
     bench.add_argument("--ids", nargs="+", default=None, help="only these competition ids of the split")

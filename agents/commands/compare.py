@@ -30,8 +30,17 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         "anchor fraction (adaptive)",
     )
     compare.add_argument("--methods", nargs="+", default=None, choices=_METHODS + _ABLATIONS, help="a subset")
-    compare.add_argument("--world-model", default="surrogate", choices=["surrogate", "proxy"])
-    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument(
+        "--world-model",
+        default="surrogate",
+        choices=["surrogate", "proxy"],
+        help="world model of the world-model and WMRL methods: the learned surrogate (fit on real runs of the "
+        "train split, counted in every method's compute) or the cheap execution proxy (each solution run on a "
+        "slice of the data) (default: surrogate)",
+    )
+    compare.add_argument(
+        "--seed", type=int, default=0, help="one seed for every method: tasks, generation and anchors (default: 0)"
+    )
     add_executor_flags(compare, default=None, shown="auto")
     compare.add_argument("--workers", type=int, default=None, help="runs in parallel (default: 2)")
     compare.add_argument("--out-dir", type=Path, default=Path("leaderboards"), help="where the JSON and PNG go")

@@ -25,7 +25,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--policy", default="tiny-vla", help="tiny-vla | minivla:PATH | checkpoint:DIR (default: tiny-vla)"
     )
-    cmd.add_argument("--suite", default="libero_spatial", choices=_SUITES)
+    cmd.add_argument("--suite", default="libero_spatial", choices=_SUITES, help="LIBERO suite (default: libero_spatial)")
     cmd.add_argument("--tasks", default="0", help="task ids, comma-separated, or 'all' (default: 0)")
     cmd.add_argument("--k", type=int, default=1, help="attempts per initial state (default: 1, greedy)")
     cmd.add_argument(

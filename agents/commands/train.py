@@ -1,6 +1,6 @@
 """``wmrl train``: GRPO training of a policy against real execution, a world model, or the corrected mix.
 
-The config comes from a preset (``--preset smoke|quick|paper``), then a YAML/JSON file
+The config comes from a preset (``--preset smoke|quick|paper``, default ``quick``), then a YAML/JSON file
 (``--config``), then the flags; with ``--resume`` the run continues from the latest
 checkpoint in ``--out``, which must have been written with the same options (only
 ``--steps`` may grow). Torch and the policies are imported inside the command, so
@@ -45,8 +45,21 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="'proxy', 'surrogate:MODEL_PATH', 'llm:URL#MODEL', 'llm-local:MODEL_DIR' or 'llm-vllm:MODEL_DIR' (default: proxy)",
     )
+    train.add_argument(
+        "--world-model-options",
+        type=Path,
+        default=None,
+        help="YAML/JSON settings of an llm:URL#MODEL world model: temperature, max_reply_tokens, extra_body (merged "
+        "into every request, e.g. a JSON-schema response_format or top_p), timeout_s, max_retries, concurrency",
+    )
     train.add_argument("--anchor-fraction", type=float, default=None, help="corrected: share of anchor groups")
-    train.add_argument("--preset", choices=list(PRESETS), default="paper", help="starting config (default: paper)")
+    train.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        default="quick",
+        help="starting config: smoke (seconds), quick (minutes on 2 cores; the default), paper (the paper's scale: "
+        "days of compute), libero, libero-smoke",
+    )
     train.add_argument("--config", type=Path, default=None, help="YAML/JSON file of config keys over the preset")
     train.add_argument("--steps", type=int, default=None, help="training steps")
     train.add_argument("--seed", type=int, default=None, help="seed of tasks, generation and anchors")
@@ -79,13 +92,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
     spec = args.policy or ("tiny-vla" if config.task == "libero" else "program")
     policy = make_policy(spec, seed=config.seed, options=read_options_file(args.policy_options, "--policy-options"))
     executor = executor_of(config)
-    trainer = GRPOTrainer(policy, config, out, reward_source=build_reward_source(config, log, executor=executor))
+    predictor = _llm_world_model(config, args.world_model_options)
+    source = build_reward_source(config, log, predictor=predictor, executor=executor)
+    trainer = GRPOTrainer(policy, config, out, reward_source=source)
     resumed = trainer.resume() if args.resume else None
     if args.resume:
         console.note(f"resuming from step {resumed}" if resumed is not None else "no checkpoint yet: starting afresh")
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2), encoding="utf-8")
     evaluate = _held_out_evaluator(config, executor) if config.eval_k > 0 else None
+    first_step = trainer.step
     try:
         summary = trainer.train(show=not args.json, evaluate=evaluate)
     except KeyboardInterrupt:
@@ -105,7 +121,37 @@ def _cmd_train(args: argparse.Namespace) -> int:
         for when, result in (summary.get("held_out") or {}).items():
             console.note(f"held-out ({when}): {_held_out_line(result)}")
         console.note(f"summary: {out / 'summary.json'}")
+    _require_scores(trainer.log.read(), first_step, summary)
     return 0
+
+
+def _llm_world_model(config: Any, options_file: Path | None) -> Any:
+    """The ``llm:`` world model with the settings of `options_file`; None without a file (the config's default)."""
+    if options_file is None:
+        return None
+    from wmrl_envs.world_models.llm_server_settings import LLMServerSettings
+
+    if config.reward == "real" or not config.world_model.startswith("llm:"):
+        raise WmrlError(
+            f"--world-model-options sets up an llm:URL#MODEL world model, but this run's world model is "
+            f"{config.world_model!r} with --reward {config.reward}; drop the file or use --world-model llm:URL#MODEL"
+        )
+    settings = LLMServerSettings.from_mapping(read_options_file(options_file, "--world-model-options"))
+    return settings.world_model(config.world_model)
+
+
+def _require_scores(records: list[dict[str, Any]], first_step: int, summary: dict[str, Any]) -> None:
+    """Fail the command when none of the steps it ran could score a single trajectory: nothing was learned."""
+    ran = [r for r in records if r["step"] > first_step]
+    if not ran or not all(r["update"].get("skipped") for r in ran):
+        return
+    ledger = summary["ledger"]
+    raise WmrlError(
+        f"no trajectory could be scored in any of the {len(ran)} step(s) run, so the policy did not change: "
+        f"{ledger['unscored']} rollout(s) got no score ({ledger['unscored_s']:.1f} s spent on them). The reward "
+        f"source failed every time: see the warnings above (is the world model's server up and serving that "
+        f"model?) and the step log in {summary['log']}"
+    )
 
 
 def _config(args: argparse.Namespace) -> Any:

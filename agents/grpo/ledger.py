@@ -8,12 +8,15 @@ prediction, generation, and the update; plus GPU-hours where a GPU does the work
 Reward seconds are counted by `MeteredSource`, a reward source that wraps another and
 adds up the `cost_s` of every score it returns: wrapping the real and the world-model
 sources *inside* `Corrected` counts the world model's predictions on anchor groups too,
-which `Corrected`'s own scores (the real ones, for an anchor group) do not carry.
+which `Corrected`'s own scores (the real ones, for an anchor group) do not carry. A
+rollout that got no score (a failed world-model call, an infrastructure failure) has no
+`cost_s`, yet the call took time: it is counted in `unscored` and `unscored_s`.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -43,6 +46,10 @@ class ComputeLedger:
     """Wall seconds of whole training steps (rollouts, scoring and update)."""
     gpu_hours: float = 0.0
     """GPU-hours: wall time of steps run with the policy on CUDA, times the GPUs visible (0 on CPU)."""
+    unscored: int = 0
+    """Rollouts a source returned no score for (a failed world-model call or real run)."""
+    unscored_s: float = 0.0
+    """Wall seconds of score calls spent on rollouts that got no score (each call's wall time shared out evenly)."""
 
     def add(self, other: ComputeLedger) -> None:
         """Add `other`'s figures to this ledger's."""
@@ -55,11 +62,17 @@ class ComputeLedger:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ComputeLedger:
-        """The ledger `to_dict` described; a clear error for a dict that is not one."""
+        """The ledger `to_dict` described; a clear error for a dict that is not one.
+
+        The counters of failed calls may be missing: checkpoints written before they existed resume with them at 0.
+        """
         known = {f.name for f in fields(cls)}
-        if not isinstance(data, dict) or set(data) != known:
+        if not isinstance(data, dict) or not known - _ADDED_LATER <= set(data) <= known:
             raise ValueError(f"a compute ledger needs exactly the keys {sorted(known)}, got {data!r}")
         return cls(**data)
+
+
+_ADDED_LATER = {"unscored", "unscored_s"}
 
 
 class MeteredSource:
@@ -83,8 +96,13 @@ class MeteredSource:
 
     def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
         """`inner.score(batch)`, counted."""
+        began = time.perf_counter()
         scores = self.inner.score(batch)
+        wall_s = time.perf_counter() - began
         with self._lock:
+            unscored = sum(score is None for score in scores)
+            self._spent.unscored += unscored
+            self._spent.unscored_s += wall_s * unscored / len(scores) if scores else 0.0
             for score in scores:
                 if score is None:
                     continue

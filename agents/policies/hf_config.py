@@ -97,6 +97,10 @@ class HFPolicyConfig:
     """generation="server": retries of a transient failure (refused connection, timeout, 429, 5xx), with backoff."""
     server_concurrency: int = 64
     """generation="server": requests in flight at once (one per episode; the server batches them)."""
+    server_seeds: bool = False
+    """generation="server": send each request a seed derived from the call's, so a seeded run samples the same
+    replies again. Off by default: vLLM's CPU engine dies on concurrent seeded requests ("CPU Generator does not
+    use offset"); turn it on for a GPU server."""
     adapter_dir: str | None = None
     """LoRA with generation "server" or "vllm": where the current adapter is written for vLLM to load. The server
     reads it by path, so it must be the same path on the server's machine; None: a temporary folder here."""
@@ -123,7 +127,7 @@ class HFPolicyConfig:
         if not isinstance(self.chat_template_kwargs, Mapping):
             raise TypeError(f"HFPolicyConfig.chat_template_kwargs must be a mapping, got {self.chat_template_kwargs!r}")
         object.__setattr__(self, "chat_template_kwargs", dict(self.chat_template_kwargs))
-        for name in ("gradient_checkpointing", "trust_remote_code"):
+        for name in ("gradient_checkpointing", "trust_remote_code", "server_seeds"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"HFPolicyConfig.{name} must be true or false, got {getattr(self, name)!r}")
         self._check_generation()

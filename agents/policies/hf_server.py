@@ -7,9 +7,10 @@ tokens; a server that returns neither has its text re-tokenized, with a warning,
 that may not give back the sampled tokens). Every sampling setting is sent explicitly
 (top-k off, no penalties), so neither the server's defaults nor the model's hub
 generation config, which vLLM applies unless started with ``--generation-config vllm``,
-can change the distribution the loss assumes. Each episode is its own request with its
-own seed derived from the call's: a GRPO group repeats one prompt, and one seed for all
-would give one reply G times.
+can change the distribution the loss assumes. Each episode is its own request. Requests
+carry no seed unless `HFPolicyConfig.server_seeds` asks for them (vLLM's CPU engine dies
+on concurrent seeded requests); then each gets its own, derived from the call's: a GRPO
+group repeats one prompt, and one seed for all would give one reply G times.
 
 A LoRA adapter is pushed before sampling whenever it changed (see `hf_adapters`): the
 folder is loaded with ``POST /v1/load_lora_adapter`` (vLLM started with ``--enable-lora``
@@ -69,6 +70,7 @@ class ServerSampler:
         self.model = settings.server_model or model_path
         self.max_new_tokens = settings.max_new_tokens
         self.concurrency = settings.server_concurrency
+        self.seeded = settings.server_seeds
         self.tokenizer = tokenizer
         self.stop_ids = list(stop_ids)
         self.adapters = adapters
@@ -82,7 +84,7 @@ class ServerSampler:
         if not prompts:
             return []
         model = self._current_model()
-        jobs = list(zip(prompts, request_seeds(seed, len(prompts)), strict=True))
+        jobs = list(zip(prompts, request_seeds(seed if self.seeded else None, len(prompts)), strict=True))
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(jobs))) as pool:
             return list(pool.map(lambda job: self._one(model, job[0], job[1], temperature, top_p), jobs))
 

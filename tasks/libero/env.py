@@ -10,11 +10,26 @@ rest (OpenVLA's evaluation does the same; those steps do not count).
 Each step applies a 7-D action in [-1, 1]: an end-effector delta (position 3,
 rotation 3, for robosuite's OSC_POSE controller) and the gripper (-1 opens, +1
 closes). The reward is sparse: 1.0 on the step the task succeeds, which ends the
-episode (``terminated``); otherwise 0. The episode is cut (``truncated``) after the
+episode (``terminated``); otherwise 0. With a `reward_source` (``reward_source=``, or
+`wmrl_envs.wrappers.WithRewardSource`) the env records the third-person frames and
+scores the finished episode with it, as an `EpisodeRollout`: the last step pays that
+score (a progress world model's prediction, `Corrected`'s anchored or calibrated
+reward; 0 with ``info["scored"] == False`` when it could not score) and the others 0.
+Episodes must then end inside the env (success, `horizon`): a ``max_episode_steps``
+cut from outside would never be scored. The episode is cut (``truncated``) after the
 suite's step limit (`EPISODE_LIMITS`) or `horizon`; ``gym.make``'s
 ``max_episode_steps`` adds Gymnasium's time limit on top, so it can only shorten
-an episode. A malformed action (wrong shape, NaN) raises before the simulator
+an episode. ``instruction_encoding="hashed"`` or ``"none"`` makes every observation
+an array (see `observation`), as stable-baselines3's policies need. A malformed action (wrong shape, NaN) raises before the simulator
 sees it, so the episode can go on; finite values outside [-1, 1] are clipped.
+
+The simulator is built at the first `reset`, not in the constructor: making the env
+only checks its arguments and works out its spaces. That is what keeps async vector
+envs safe under the default fork start method (`AsyncVectorEnv` makes one env in the
+parent to read its spaces, and an OpenGL context made there would hang every forked
+child), and it makes the env cheap to pickle: like Gymnasium's MuJoCo envs it
+pickles as its constructor arguments (``EzPickle``), so an unpickled env is a fresh
+one with the same configuration.
 
 Speed: scenes are reset in place (``hard_reset=False``: ~0.2 s instead of ~2 s),
 only the cameras in `cameras` are rendered (``cameras=()`` renders nothing, for
@@ -31,9 +46,13 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import EzPickle
+
+from wmrl_envs.rewards import RewardSource, Score
 
 from .observation import CAMERAS, build_observation, observation_space
-from .runtime import load_libero
+from .rollout import EpisodeRollout
+from .runtime import load_libero, probe_rendering
 from .suites import EPISODE_LIMITS, LiberoTask, check_suite, load_task, select_init_states
 
 __all__ = ["ACTION_DIM", "LiberoEnv"]
@@ -44,7 +63,7 @@ _SETTLE_ACTION = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])  # hold still, g
 _PROPRIO_OBSERVABLES = ("robot0_eef_pos", "robot0_eef_quat", "robot0_gripper_qpos")
 
 
-class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
+class LiberoEnv(gym.Env[dict[str, Any], np.ndarray], EzPickle):
     """A LIBERO task: camera images + proprioception + instruction in, 7-D end-effector actions out.
 
     >>> import gymnasium as gym, wmrl_envs
@@ -68,6 +87,8 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         settle_steps: int = 10,
         assets_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
+        instruction_encoding: str = "text",
+        reward_source: RewardSource | None = None,
     ) -> None:
         check_suite(suite)
         cameras = _checked_cameras(cameras)
@@ -82,8 +103,23 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         if render_mode == "rgb_array" and "image" not in cameras:
             raise ValueError("render_mode='rgb_array' shows the third-person camera: include 'image' in cameras")
+        space = observation_space(cameras, image_size, instruction_encoding)  # also checks instruction_encoding
 
-        runtime = load_libero(assets_dir, rendering=bool(cameras))
+        EzPickle.__init__(
+            self,
+            suite,
+            task_id,
+            image_size,
+            cameras,
+            init_states,
+            horizon,
+            settle_steps,
+            assets_dir,
+            render_mode,
+            instruction_encoding,
+            reward_source,
+        )
+        runtime = load_libero(assets_dir, rendering=bool(cameras), probe=False)
         self.task: LiberoTask = load_task(runtime, suite, task_id)
         self.init_state_indices = select_init_states(init_states, len(self.task.init_states))
         self.cameras = cameras
@@ -91,22 +127,17 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         self.horizon = limit
         self.settle_steps = settle_steps
         self.render_mode = render_mode
-        self.observation_space = observation_space(cameras, image_size)
+        self.instruction_encoding = instruction_encoding
+        self.observation_space = space
         self.action_space = spaces.Box(-1.0, 1.0, (ACTION_DIM,), np.float32)
 
-        self._sim = runtime.control_env(
-            bddl_file_name=str(self.task.bddl_file),
-            use_camera_obs=bool(cameras),
-            has_offscreen_renderer=bool(cameras),
-            camera_names=[CAMERAS[key] for key in cameras],
-            camera_heights=image_size,
-            camera_widths=image_size,
-            hard_reset=False,
-            ignore_done=True,
-            horizon=limit + settle_steps + 1,
-        )
+        self._control_env = runtime.control_env
+        self._sim: Any = None
+        self._closed = False
         self._camera_observables = [f"{CAMERAS[key]}_image" for key in cameras]
-        _keep_only(self._sim.env, set(_PROPRIO_OBSERVABLES) | set(self._camera_observables))
+        self._reward_source: RewardSource | None = None
+        self.reward_source = reward_source
+        self._frames: list[np.ndarray] = []
         self._steps = 0
         self._init_index: int | None = None
         self._episode_over = True
@@ -117,7 +148,7 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode from an official initial state: ``options={"init_state": k}``, else a seeded draw."""
         super().reset(seed=seed)
-        self._require_open()
+        self._open()
         index = self._choose_init_state(options or {})
         with self._cameras_off():  # nothing is rendered until the scene has settled
             with _global_numpy_seed(int(self.np_random.integers(2**32))):
@@ -131,13 +162,14 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         self._init_index = index
         self._steps = 0
         self._episode_over = False
-        observation = build_observation(raw, self.cameras, self.task.instruction)
-        self._last_observation = observation
+        observation = self._observation(raw)
+        self._frames = [observation["image"]] if self._reward_source is not None else []
         return observation, self._info(success=False)
 
     def step(self, action: np.ndarray) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Apply one end-effector action; reward 1.0 and ``terminated`` when the task succeeds."""
-        self._require_open()
+        if self._closed:
+            raise RuntimeError("the environment is closed; make a new one")
         if self._episode_over:
             raise RuntimeError("the episode is over (or never started): call reset() before step()")
         command = _checked_action(action)
@@ -147,9 +179,36 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         success = bool(self._sim.check_success())
         truncated = not success and self._steps >= self.horizon
         self._episode_over = success or truncated
-        observation = build_observation(raw, self.cameras, self.task.instruction)
-        self._last_observation = observation
-        return observation, float(success), success, truncated, self._info(success=success)
+        observation = self._observation(raw)
+        info = self._info(success=success)
+        if self._reward_source is None:
+            return observation, float(success), success, truncated, info
+        self._frames.append(observation["image"])
+        reward = 0.0
+        if self._episode_over:
+            score = self._score_episode(success)
+            reward = 0.0 if score is None else float(score.value)
+            info.update(scored=score is not None, reward_source=None if score is None else score.source)
+        return observation, reward, success, truncated, info
+
+    @property
+    def reward_source(self) -> RewardSource | None:
+        """What scores finished episodes (None: the simulator's sparse success reward, step by step)."""
+        return self._reward_source
+
+    @reward_source.setter
+    def reward_source(self, source: RewardSource | None) -> None:
+        if source is not None:
+            if not callable(getattr(source, "score", None)):
+                raise TypeError(
+                    f"reward_source must be a RewardSource (TerminalSuccess, ProgressWorldModel, Corrected, ...), "
+                    f"got {type(source).__name__}"
+                )
+            if "image" not in self.cameras:
+                raise ValueError(
+                    "a reward source scores the episode's third-person frames: make the env with 'image' in cameras="
+                )
+        self._reward_source = source
 
     def render(self) -> np.ndarray | None:
         """The last third-person frame (upright) for ``render_mode="rgb_array"``; None without a render mode."""
@@ -165,21 +224,38 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
         if sim is not None:
             sim.close()
             self._sim = None
+        self._closed = True
 
     @property
     def simulator(self) -> Any:
         """The underlying robosuite environment, for privileged access (object poses for scripted experts, tests)."""
-        self._require_open()
-        return self._sim.env
+        return self._open().env
 
     def sim_state(self) -> np.ndarray:
         """The flattened MuJoCo state (time, positions, velocities): what an initial state file stores."""
-        self._require_open()
+        self._open()
         return np.asarray(self._sim.get_sim_state(), dtype=np.float64).copy()
 
-    def _require_open(self) -> None:
-        if self._sim is None:
+    def _open(self) -> Any:
+        """The simulator, built on first use (see the module docstring for why not in the constructor)."""
+        if self._closed:
             raise RuntimeError("the environment is closed; make a new one")
+        if self._sim is None:
+            if self.cameras:
+                probe_rendering()
+            self._sim = self._control_env(
+                bddl_file_name=str(self.task.bddl_file),
+                use_camera_obs=bool(self.cameras),
+                has_offscreen_renderer=bool(self.cameras),
+                camera_names=[CAMERAS[key] for key in self.cameras],
+                camera_heights=self.image_size,
+                camera_widths=self.image_size,
+                hard_reset=False,
+                ignore_done=True,
+                horizon=self.horizon + self.settle_steps + 1,
+            )
+            _keep_only(self._sim.env, set(_PROPRIO_OBSERVABLES) | set(self._camera_observables))
+        return self._sim
 
     def _choose_init_state(self, options: dict[str, Any]) -> int:
         unknown = set(options) - {"init_state"}
@@ -207,6 +283,24 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray]):
             yield
         finally:
             _set_enabled(self._sim.env, self._camera_observables, True)
+
+    def _observation(self, raw: dict[str, np.ndarray]) -> dict[str, Any]:
+        observation = build_observation(raw, self.cameras, self.task.instruction, self.instruction_encoding)
+        self._last_observation = observation
+        return observation
+
+    def _score_episode(self, success: bool) -> Score | None:
+        """The reward source's score of the episode just finished (None: it could not score it)."""
+        assert self._reward_source is not None
+        episode = EpisodeRollout(
+            task=self.task.id,
+            instruction=self.task.instruction,
+            frames=np.stack(self._frames),
+            success=success,
+            init_state=self._init_index,
+        )
+        self._frames = []
+        return self._reward_source.score([episode])[0]
 
     def _info(self, success: bool) -> dict[str, Any]:
         return {"success": success, "init_state": self._init_index, "task": self.task.id, "steps": self._steps}

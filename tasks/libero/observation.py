@@ -6,6 +6,11 @@ as OpenVLA's and openpi's LIBERO clients do, so a model trained on upright image
 sees the scene as a person would. The state is the convention of those clients
 too: end-effector position (3), end-effector orientation as an axis-angle vector
 (3), and the two gripper finger joint positions (2).
+
+The instruction comes in one of `INSTRUCTION_ENCODINGS`: ``"text"`` (the sentence,
+for language-conditioned policies), ``"hashed"`` (a fixed-size multi-hot vector of
+its hashed words, `instruction_word_ids`, so that libraries whose policies read only
+arrays, such as stable-baselines3, can still tell tasks apart), or ``"none"``.
 """
 
 from __future__ import annotations
@@ -18,11 +23,17 @@ from gymnasium import spaces
 
 from wmrl_envs.spaces import UnicodeText
 
+from .instruction_words import instruction_word_ids
+
 __all__ = [
     "CAMERAS",
+    "INSTRUCTION_BUCKETS",
+    "INSTRUCTION_ENCODINGS",
     "INSTRUCTION_MAX_LENGTH",
     "STATE_DIM",
     "build_observation",
+    "check_instruction_encoding",
+    "encode_instruction",
     "observation_space",
     "proprio_state",
     "quat_to_axis_angle",
@@ -34,24 +45,49 @@ CAMERAS = {"image": "agentview", "wrist_image": "robot0_eye_in_hand"}
 
 STATE_DIM = 8
 INSTRUCTION_MAX_LENGTH = 512
+INSTRUCTION_ENCODINGS = ("text", "hashed", "none")
+INSTRUCTION_BUCKETS = 64
+"""Length of the ``"hashed"`` instruction vector (fixed, so the space is the same for every suite and task)."""
 
 
-def observation_space(cameras: Sequence[str], image_size: int) -> spaces.Dict:
+def observation_space(cameras: Sequence[str], image_size: int, instruction_encoding: str = "text") -> spaces.Dict:
     """The Dict space of an environment rendering `cameras` (observation keys) at `image_size` pixels square."""
+    check_instruction_encoding(instruction_encoding)
     fields: dict[str, spaces.Space[Any]] = {
         key: spaces.Box(0, 255, (image_size, image_size, 3), np.uint8) for key in cameras
     }
     fields["state"] = spaces.Box(-np.inf, np.inf, (STATE_DIM,), np.float32)
-    fields["instruction"] = UnicodeText(max_length=INSTRUCTION_MAX_LENGTH)
+    if instruction_encoding == "text":
+        fields["instruction"] = UnicodeText(max_length=INSTRUCTION_MAX_LENGTH)
+    elif instruction_encoding == "hashed":
+        fields["instruction"] = spaces.Box(0.0, 1.0, (INSTRUCTION_BUCKETS,), np.float32)
     return spaces.Dict(fields)
 
 
-def build_observation(raw: Mapping[str, np.ndarray], cameras: Sequence[str], instruction: str) -> dict[str, Any]:
+def build_observation(
+    raw: Mapping[str, np.ndarray], cameras: Sequence[str], instruction: str, instruction_encoding: str = "text"
+) -> dict[str, Any]:
     """wmrl's observation from robosuite's observation dict."""
     observation: dict[str, Any] = {key: upright(raw[f"{CAMERAS[key]}_image"]) for key in cameras}
     observation["state"] = proprio_state(raw)
-    observation["instruction"] = instruction
+    if instruction_encoding != "none":
+        observation["instruction"] = encode_instruction(instruction, instruction_encoding)
     return observation
+
+
+def check_instruction_encoding(instruction_encoding: str) -> None:
+    """Raise ValueError naming the choices unless `instruction_encoding` is one of `INSTRUCTION_ENCODINGS`."""
+    if instruction_encoding not in INSTRUCTION_ENCODINGS:
+        raise ValueError(f"instruction_encoding must be one of {INSTRUCTION_ENCODINGS}, got {instruction_encoding!r}")
+
+
+def encode_instruction(instruction: str, instruction_encoding: str) -> str | np.ndarray:
+    """The instruction as text, or as a float32 multi-hot vector over `INSTRUCTION_BUCKETS` hashed words."""
+    if instruction_encoding == "text":
+        return instruction
+    vector = np.zeros(INSTRUCTION_BUCKETS, dtype=np.float32)
+    vector[instruction_word_ids(instruction, INSTRUCTION_BUCKETS)] = 1.0
+    return vector
 
 
 def upright(image: np.ndarray) -> np.ndarray:

@@ -19,7 +19,6 @@ breaks robosuite 1.4 when an env is created).
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -36,13 +35,21 @@ import yaml
 from .assets import resolve_assets_dir
 from .errors import LiberoNotInstalled, RenderingUnavailable
 
-__all__ = ["HEADLESS_BACKENDS", "LiberoRuntime", "configure_rendering", "load_libero", "write_libero_config"]
+__all__ = [
+    "HEADLESS_BACKENDS",
+    "LiberoRuntime",
+    "configure_rendering",
+    "load_libero",
+    "probe_rendering",
+    "write_libero_config",
+]
 
 HEADLESS_BACKENDS = ("egl", "osmesa")
 """``MUJOCO_GL`` values that render without a display (both work on CPU-only machines through Mesa)."""
 
 INSTALL_HINT = 'pip install "wmrl[libero]" (libero==0.1.1, robosuite==1.4.0, mujoco==3.3.7)'
 _APT_HINT = "on Debian/Ubuntu: apt-get install libegl1 libgl1 libosmesa6"
+_rendering_pid: int | None = None  # the process that created an OpenGL context: a forked child inherits the value
 
 
 @dataclass(frozen=True)
@@ -54,10 +61,14 @@ class LiberoRuntime:
     assets_dir: Path
 
 
-def load_libero(assets_dir: str | os.PathLike[str] | None = None, *, rendering: bool = True) -> LiberoRuntime:
+def load_libero(
+    assets_dir: str | os.PathLike[str] | None = None, *, rendering: bool = True, probe: bool = True
+) -> LiberoRuntime:
     """Check the extra, configure rendering and libero's config, import libero and point it at the assets.
 
-    `rendering=False` skips the OpenGL probe (for state-only environments). Safe to call repeatedly.
+    `rendering=False` skips rendering altogether (for state-only environments); `probe=False` configures it but
+    leaves the OpenGL probe (`probe_rendering`) to the caller, for one that creates its scene later. Safe to call
+    repeatedly.
     """
     require_extra()
     resolved = resolve_assets_dir(assets_dir)
@@ -72,7 +83,7 @@ def load_libero(assets_dir: str | os.PathLike[str] | None = None, *, rendering: 
         env_wrapper = importlib.import_module("libero.libero.envs.env_wrapper")
     except (ImportError, AttributeError) as err:
         raise LiberoNotInstalled(f"importing libero failed ({type(err).__name__}: {err}). Reinstall: {INSTALL_HINT}")
-    if rendering:
+    if rendering and probe:
         probe_rendering()
     # libero resolves every scene and object file through this cache when an env is built (not at import).
     libero_pkg._assets_path_cache = str(resolved)
@@ -131,9 +142,22 @@ def _import_renderer() -> None:
         raise _rendering_error(err) from err
 
 
-@functools.cache
 def probe_rendering() -> None:
-    """Create and free one tiny off-screen OpenGL context, turning a failure into `RenderingUnavailable`."""
+    """Create and free one tiny off-screen OpenGL context (once per process), turning a failure into an error.
+
+    Raises `RenderingUnavailable` when the backend cannot render, and in a process forked from one that had already
+    rendered: Mesa's rendering threads do not survive a fork, so the child's first context would hang forever.
+    """
+    global _rendering_pid
+    if _rendering_pid == os.getpid():
+        return
+    if _rendering_pid is not None:
+        raise RenderingUnavailable(
+            f"this process was forked (by multiprocessing's default start method) from process {_rendering_pid}, "
+            f"which had already rendered with OpenGL; rendering here would hang. Start rendering workers with "
+            f"'forkserver' or 'spawn': gym.make_vec(..., vectorization_mode='async', "
+            f"vector_kwargs={{'context': 'forkserver'}}) or SubprocVecEnv(..., start_method='forkserver')"
+        )
     try:
         binding_utils = importlib.import_module("robosuite.utils.binding_utils")
         context = binding_utils.GLContext(max_width=8, max_height=8, device_id=-1)
@@ -141,6 +165,7 @@ def probe_rendering() -> None:
         context.free()
     except Exception as err:  # any failure here means this backend cannot render, whatever its type
         raise _rendering_error(err) from err
+    _rendering_pid = os.getpid()
 
 
 def _rendering_error(err: BaseException) -> RenderingUnavailable:

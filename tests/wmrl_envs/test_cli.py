@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib.metadata
 import json
 
 import pytest
 
-from wmrl_envs.cli import main
+from wmrl_envs.cli import _parser, main
 from wmrl_tasks.mledojo.pool import POOL_IDS
 from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
@@ -63,3 +65,30 @@ def test_demo_says_why_each_failed_run_scored_nothing(pool_root, monkeypatch, ca
     rows = json.loads(capsys.readouterr().out)
     assert rows and all(r["status"] == "error" and r["valid"] is False for r in rows)
     assert all("no model fitted here" in r["reason"] for r in rows)
+
+
+def _options_without_help(parser: argparse.ArgumentParser, command: str) -> list[str]:
+    missing = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                missing += _options_without_help(sub, f"{command} {name}")
+        elif not isinstance(action, argparse._HelpAction) and not action.help:
+            missing.append(f"{command} {'/'.join(action.option_strings) or action.dest}")
+    return missing
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    assert _options_without_help(_parser(), "wmrl") == []
+
+
+def test_version_prints_the_installed_version(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"wmrl {importlib.metadata.version('wmrl')}"
+
+
+def test_train_defaults_to_the_quick_preset_not_the_papers_days_of_compute() -> None:
+    args = _parser().parse_args(["train", "--out", "run"])
+    assert args.preset == "quick"

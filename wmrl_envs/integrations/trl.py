@@ -16,27 +16,41 @@ Dr. GRPO setting). With ``"group"`` (TRL's default) the division cancels w exact
 with ``"batch"`` it distorts it. Pass ``apply_weights=False`` to get unweighted
 rewards (e.g. to log real scores) with any setting.
 
+What TRL logs: its ``rewards/<name>/mean`` (and ``reward``) are these weighted rewards, so
+an anchor group counts up to 4x there; ``wmrl/unweighted_reward_mean`` is the mean of the
+scores themselves, beside ``wmrl/mean_group_weight``, ``wmrl/anchor_fraction`` and
+``wmrl/scored_fraction``.
+
+`trl_dataset` builds the training set from the environment itself: one row per task, the
+prompt ``env.reset`` shows for it (as a chat message, or plain text) and its id in the
+``task`` column, plus the id-to-competition mapping the reward function looks tasks up in.
+
 Example:
     >>> from trl import GRPOConfig, GRPOTrainer  # doctest: +SKIP
+    >>> dataset, competitions = trl_dataset("train")  # doctest: +SKIP
     >>> source = Corrected(RealExecution(), WorldModel(predictor))  # doctest: +SKIP
-    >>> reward = trl_reward_func(source, {c.id: c for c in competitions}, num_generations=8)  # doctest: +SKIP
+    >>> reward = trl_reward_func(source, competitions, num_generations=8)  # doctest: +SKIP
     >>> config = GRPOConfig(num_generations=8, scale_rewards="none")  # doctest: +SKIP
-    >>> GRPOTrainer(model, reward_funcs=[reward], args=config, train_dataset=ds)  # doctest: +SKIP
+    >>> GRPOTrainer(model, reward_funcs=[reward], args=config, train_dataset=dataset)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import gymnasium as gym
 
 from wmrl_envs.integrations.completions import (
     CompetitionLookup,
     resolve_competition,
     score_completions,
 )
+from wmrl_envs.competition import Competition
 from wmrl_envs.rewards.base import ANCHOR, RewardSource
 
-__all__ = ["completion_text", "trl_reward_func"]
+__all__ = ["completion_text", "trl_dataset", "trl_reward_func"]
 
 
 def trl_reward_func(
@@ -77,6 +91,42 @@ def trl_reward_func(
     return reward_func
 
 
+def trl_dataset(
+    tasks: gym.Env | str = "train",
+    *,
+    data_root: str | Path | None = None,
+    max_turns: int = 1,
+    conversational: bool = True,
+) -> tuple[Any, dict[str, Competition]]:
+    """A `datasets.Dataset` of (prompt, task) rows for GRPOTrainer, and the competitions its task ids name.
+
+    `tasks` is a WMRL-MLEDojo-v0 environment (its competitions, turns and limits) or a split name ("train",
+    "held-out", "all") of the pool or of `data_root`. Each prompt is what ``env.reset`` shows for that task: a
+    one-message conversation (`conversational`, for chat models; TRL applies the chat template) or the text.
+    """
+    try:
+        from datasets import Dataset
+    except ImportError as err:
+        raise ImportError(f'trl_dataset needs the datasets package (TRL installs it): pip install "wmrl[trl]" ({err})')
+    made = isinstance(tasks, str)
+    env = gym.make("WMRL-MLEDojo-v0", split=tasks, data_root=data_root, max_turns=max_turns) if made else tasks
+    try:
+        competitions = getattr(env.unwrapped, "competitions", None)
+        if not isinstance(competitions, list):
+            raise TypeError(
+                f"trl_dataset needs a WMRL-MLEDojo-v0 environment or a split name, got {type(env.unwrapped).__name__}"
+            )
+        rows = []
+        for competition in competitions:
+            prompt, _ = env.reset(options={"task": competition.id})
+            message = [{"role": "user", "content": prompt}] if conversational else prompt
+            rows.append({"prompt": message, "task": competition.id})
+    finally:
+        if made:
+            env.close()
+    return Dataset.from_list(rows), {c.id: c for c in competitions}
+
+
 def completion_text(completion: Any) -> str:
     """The text of a standard (str) or conversational (list of messages) completion."""
     if isinstance(completion, str):
@@ -99,5 +149,8 @@ def _log(kwargs: dict[str, Any], scored: list) -> None:
         log_metric("wmrl/scored_fraction", sum(s.reward is not None for s in scored) / len(scored))
         log_metric("wmrl/anchor_fraction", sum(s.group_source == ANCHOR for s in scored) / len(scored))
         log_metric("wmrl/mean_group_weight", sum(s.weight for s in scored) / len(scored))
+        rewards = [s.reward for s in scored if s.reward is not None]
+        if rewards:
+            log_metric("wmrl/unweighted_reward_mean", sum(rewards) / len(rewards))
     if callable(log_extra):
         log_extra("wmrl_group_source", [s.group_source for s in scored])

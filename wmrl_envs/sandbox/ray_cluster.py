@@ -5,14 +5,20 @@ unreachable GCS for minutes, and an actor that asks for more CPUs, GPUs or memor
 any node has stays pending for ever. This module checks both up front: a plain TCP
 connect to the address (seconds), and each run shape against every live node's total
 resources, so the user gets an error that says what to change.
+
+A local Ray started here listens on 127.0.0.1 only: left alone, Ray names the node by
+the machine's outward IP and its servers listen on every interface, which opens an
+unauthenticated cluster (that runs code it is sent) to the network.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -134,7 +140,8 @@ def connect(address: str | None, connect_timeout_s: float = 10.0) -> bool:
     if address == "local":
         options.update(num_cpus=os.cpu_count() or 1, include_dashboard=False)
     try:
-        ray.init(address=address, **options)
+        with _on_loopback(address == "local"):
+            ray.init(address=address, **options)
     except ConnectionError as exc:
         raise RayUnavailable(f"no Ray cluster found for address {address!r} ({exc}); start one with "
                              "`ray start --head` or pass its address") from exc  # fmt: skip
@@ -143,6 +150,29 @@ def connect(address: str | None, connect_timeout_s: float = 10.0) -> bool:
             raise
         raise RayUnavailable(f'ray:// addresses need the Ray Client: pip install "ray[client]" ({exc})') from exc
     return address == "local"
+
+
+@contextlib.contextmanager
+def _on_loopback(local: bool) -> Iterator[None]:
+    """While a local Ray starts, make it take 127.0.0.1 as the node's address (its servers then listen there only).
+
+    Ray uses the loopback address when its multi-node mode is off (its default on macOS and Windows); the switch is
+    read when the node starts, so it is turned off for `ray.init` alone and a later connection to a real cluster
+    from this process sees Ray's default again.
+    """
+    from ray._private import ray_constants
+
+    if not local or not hasattr(ray_constants, "ENABLE_RAY_CLUSTER"):
+        if local:
+            logger.warning("this Ray version has no loopback switch: the local Ray may listen on every interface")
+        yield
+        return
+    saved = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
 
 
 def _check_reachable(address: str, timeout_s: float) -> None:

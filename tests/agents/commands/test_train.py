@@ -150,3 +150,41 @@ def test_a_causal_lm_trains_through_the_same_command_and_resumes_from_its_checkp
     from wmrl_agents.grpo.checkpoint import load_policy_from_checkpoint
 
     assert load_policy_from_checkpoint(out).name == f"hf:{tiny_qwen35}"
+
+
+def test_a_run_whose_world_model_never_answers_fails_and_meters_the_failed_calls(
+    tmp_path: Path, data_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: every world-model call fails
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    options = tmp_path / "wm.yaml"
+    options.write_text("max_retries: 0\ntimeout_s: 2\ntemperature: 0.5\n", encoding="utf-8")
+    out = tmp_path / "run"
+    code = _train(
+        out,
+        _config(tmp_path, data_root),
+        "--reward",
+        "world-model",
+        "--world-model",
+        f"llm:http://127.0.0.1:{port}/v1#some-model",
+        "--world-model-options",
+        str(options),
+    )
+    assert code == 2
+    assert "no trajectory could be scored in any of the 1 step(s)" in _err(capsys)
+    ledger = json.loads((out / "summary.json").read_text())["ledger"]
+    assert ledger["unscored"] == 2 and ledger["unscored_s"] > 0 and ledger["world_model_predictions"] == 0
+
+
+def test_world_model_options_for_a_world_model_that_is_not_an_llm_are_refused(
+    tmp_path: Path, data_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = tmp_path / "wm.yaml"
+    options.write_text("temperature: 0.5\n", encoding="utf-8")
+    code = _train(
+        tmp_path / "run", _config(tmp_path, data_root), "--reward", "world-model", "--world-model-options", str(options)
+    )
+    assert code == 2 and "--world-model-options sets up an llm:URL#MODEL world model" in _err(capsys)

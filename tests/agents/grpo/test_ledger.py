@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from choice_policy import KeywordPredictor
 from wmrl_agents.grpo.ledger import ComputeLedger, MeteredSource, install_meters
 
@@ -34,3 +36,26 @@ def test_a_plain_source_is_wrapped_whole_and_ledgers_add_up() -> None:
     total.add(ComputeLedger(real_execution_s=2.5, real_runs=2, generation_s=0.5))
     assert (total.real_execution_s, total.real_runs, total.generation_s) == (3.5, 3, 0.5)
     assert ComputeLedger.from_dict(total.to_dict()) == total
+
+
+class _DownWorldModel:
+    """A world model whose server is down: every call takes time and scores nothing."""
+
+    name = "world_model"
+
+    def score(self, batch: list[Rollout]) -> list[None]:
+        time.sleep(0.05)
+        return [None] * len(batch)
+
+
+def test_failed_calls_are_counted_with_the_time_they_took(train_tasks: list[Competition]) -> None:
+    meter = MeteredSource(_DownWorldModel())
+    assert meter.score([Rollout(train_tasks[0], "print(1)")] * 4) == [None] * 4
+    spent = meter.take()
+    assert spent.unscored == 4 and spent.unscored_s >= 0.05
+    assert (spent.world_model_predictions, spent.world_model_s) == (0, 0.0)
+
+
+def test_a_ledger_saved_before_failed_calls_were_counted_still_loads() -> None:
+    old = {k: v for k, v in ComputeLedger(real_runs=3).to_dict().items() if k not in ("unscored", "unscored_s")}
+    assert ComputeLedger.from_dict(old) == ComputeLedger(real_runs=3)

@@ -99,10 +99,19 @@ def test_greedy_server_samples_equal_the_transformers_path_and_old_logprobs_are_
     assert body["stop_token_ids"] == policy.stop_ids and body["max_tokens"] == 12
 
 
-def test_a_group_of_one_prompt_gets_distinct_seeds_and_a_seed_repeats_the_call(tiny_qwen35: Path) -> None:
+def test_requests_carry_no_seed_unless_asked_since_vllms_cpu_engine_dies_on_them(tiny_qwen35: Path) -> None:
     group = [Episode(None, PROMPT) for _ in range(4)]  # type: ignore[arg-type]
     with _served(tiny_qwen35) as server:
-        policy = _on(server, tiny_qwen35, server_concurrency=2)
+        replies = _on(server, tiny_qwen35, server_concurrency=2).generate(group, temperature=1.0, top_p=1.0, seed=7)
+        bodies = server.posts("/v1/completions")
+    assert len(bodies) == 4 and all("seed" not in body for body in bodies)
+    assert len({s.text for s in replies}) > 1, "unseeded requests still sample G different replies"
+
+
+def test_with_server_seeds_a_group_gets_distinct_seeds_and_a_seed_repeats_the_call(tiny_qwen35: Path) -> None:
+    group = [Episode(None, PROMPT) for _ in range(4)]  # type: ignore[arg-type]
+    with _served(tiny_qwen35) as server:
+        policy = _on(server, tiny_qwen35, server_concurrency=2, server_seeds=True)
         first = policy.generate(group, temperature=1.0, top_p=1.0, seed=7)
         again = policy.generate(group, temperature=1.0, top_p=1.0, seed=7)
         seeds = [b["seed"] for b in server.posts("/v1/completions")]

@@ -164,21 +164,8 @@ def test_grpo_trainer_trains_two_steps_on_wmrl_rewards(pool_root, tmp_path) -> N
     recorded.__name__ = "wmrl"
     prompt = [{"role": "user", "content": "Write a solution for the churn competition."}]
     dataset = datasets.Dataset.from_list([{"prompt": prompt, "task": TASK}] * 8)
-    config = trl.GRPOConfig(
-        output_dir=str(tmp_path / "out"),
-        per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=12,
-        max_steps=2,
-        learning_rate=1e-4,
-        scale_rewards="none",
-        beta=0.0,
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        use_cpu=True,
-        bf16=False,
-        seed=0,
+    config = tiny_grpo_config(
+        tmp_path / "out", per_device_train_batch_size=8, num_generations=4, max_completion_length=12, max_steps=2
     )
     trainer = trl.GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(path),
@@ -194,3 +181,53 @@ def test_grpo_trainer_trains_two_steps_on_wmrl_rewards(pool_root, tmp_path) -> N
     logged = [entry for entry in trainer.state.log_history if "rewards/wmrl/mean" in entry]
     assert len(logged) == 2 and all("wmrl/anchor_fraction" in entry for entry in logged)
     assert corrected.scheduler.diagnostics()["total_groups"] == 4, "two steps of two GRPO groups each"
+
+
+def test_the_dataset_holds_each_tasks_reset_prompt_and_the_lookup_the_reward_function_needs(pool_root) -> None:
+    pytest.importorskip("datasets")
+    import gymnasium as gym
+
+    from wmrl_envs.integrations.trl import trl_dataset
+
+    dataset, competitions = trl_dataset("held-out", data_root=pool_root)
+    assert dataset.column_names == ["prompt", "task"] and len(dataset) == len(competitions) > 1
+    env = gym.make("WMRL-MLEDojo-v0", split="held-out", data_root=pool_root, max_turns=1)
+    row = dataset[0]
+    expected, _ = env.reset(options={"task": row["task"]})
+    assert row["prompt"] == [{"role": "user", "content": expected}]
+    assert competitions[row["task"]].id == row["task"]
+
+    texts, _ = trl_dataset(env, conversational=False)
+    assert texts["prompt"][0] == expected and texts["task"] == dataset["task"]
+    env.close()
+
+
+def test_a_dataset_from_something_that_is_not_a_wmrl_env_is_refused() -> None:
+    pytest.importorskip("datasets")
+    import gymnasium as gym
+
+    from wmrl_envs.integrations.trl import trl_dataset
+
+    with pytest.raises(TypeError, match="WMRL-MLEDojo-v0 environment or a split name"):
+        trl_dataset(gym.make("CartPole-v1"))
+
+
+def test_logs_carry_the_unweighted_mean_beside_the_weighted_rewards() -> None:
+    corrected = Corrected(LengthReal(), WorldModel(Fixed()))
+    metrics: dict = {}
+    rewards = _call(
+        trl_reward_func(corrected, {"toy": TOY}), ["p"] * 2, ["x = 1", "x = 22"], ["toy"] * 2,
+        log_metric=metrics.__setitem__,
+    )
+    assert metrics["wmrl/unweighted_reward_mean"] == pytest.approx((0.05 + 0.06) / 2)
+    assert sum(rewards) / 2 == pytest.approx(metrics["wmrl/unweighted_reward_mean"] * metrics["wmrl/mean_group_weight"])
+
+
+def tiny_grpo_config(out: Path, **settings):
+    """A GRPOConfig for a CPU test run of a tiny model: Dr. GRPO scaling, no KL, logs every step, saves nothing."""
+    import trl
+
+    defaults = {"learning_rate": 1e-4, "scale_rewards": "none", "beta": 0.0, "logging_steps": 1, "report_to": "none"}
+    return trl.GRPOConfig(
+        output_dir=str(out), save_strategy="no", use_cpu=True, bf16=False, seed=0, **{**defaults, **settings}
+    )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from wmrl_envs.sandbox.ray_cluster import RayUnavailable, ResourceRequestTooLarge, RunShape, connect, slots_per_node
@@ -42,3 +46,28 @@ def test_run_shapes_speak_rays_resource_names() -> None:
 def test_an_address_that_cannot_be_read_says_what_is_expected(address: str) -> None:
     with pytest.raises(RayUnavailable, match="expected 'host:port'"):
         connect(address)
+
+
+def test_a_local_ray_listens_on_loopback_only(tmp_path) -> None:
+    pytest.importorskip("ray", reason='Ray is not installed: pip install "wmrl[ray]"')
+    code = """
+        import psutil, ray
+        from wmrl_envs.sandbox.ray_cluster import connect
+        assert connect("local")
+        print("NODE", ray.util.get_node_ip_address())
+        ray_pids = [p.pid for p in psutil.Process().children(recursive=True)]
+        for pid in ray_pids:
+            for conn in psutil.Process(pid).net_connections(kind="tcp"):
+                if conn.status == psutil.CONN_LISTEN:
+                    print("LISTEN", conn.laddr.ip)
+        ray.shutdown()
+    """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert "NODE 127.0.0.1" in lines
+    listening = {line.split()[1] for line in lines if line.startswith("LISTEN")}
+    assert listening, "no listening socket found: the check saw nothing"
+    assert listening <= {"127.0.0.1", "::ffff:127.0.0.1"}, listening
