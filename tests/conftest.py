@@ -24,6 +24,13 @@ def _reference_dir() -> Path:
     return Path(env) if env else REPO_ROOT.parent / "shared" / "mledojo-reference"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs the LIBERO simulator, so `pytest -m libero` runs exactly those."""
+    for item in items:
+        if "libero_assets" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.libero)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Keep the default pool cache out of the user's home during tests."""
