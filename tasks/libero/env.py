@@ -117,7 +117,6 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray], EzPickle):
             assets_dir,
             render_mode,
             instruction_encoding,
-            reward_source,
         )
         runtime = load_libero(assets_dir, rendering=bool(cameras), probe=False)
         self.task: LiberoTask = load_task(runtime, suite, task_id)
@@ -209,6 +208,8 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray], EzPickle):
                     "a reward source scores the episode's third-person frames: make the env with 'image' in cameras="
                 )
         self._reward_source = source
+        # Pickled as a constructor argument (EzPickle), so a source installed later (WithRewardSource) travels too.
+        self._ezpickle_kwargs = {**self._ezpickle_kwargs, "reward_source": source}
 
     def render(self) -> np.ndarray | None:
         """The last third-person frame (upright) for ``render_mode="rgb_array"``; None without a render mode."""

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 import wmrl_envs  # noqa: F401  (registers the environments)
+from wmrl_envs.wrappers import WithRewardSource
+from wmrl_tasks.libero import TerminalSuccess
 
 pytestmark = pytest.mark.slow
 
@@ -66,12 +68,13 @@ def test_async_observations_equal_sync_observations_with_the_default_start_metho
 
 
 def test_a_pickled_environment_comes_back_as_the_same_configuration(libero_assets: Path):
-    env = gym.make("WMRL-LIBERO-v0", **_kwargs(libero_assets))
+    env = WithRewardSource(gym.make("WMRL-LIBERO-v0", **_kwargs(libero_assets)), TerminalSuccess())
     try:
         expected, _ = env.reset(seed=2)
         copy = pickle.loads(pickle.dumps(env))
         try:
             observation, info = copy.reset(seed=2)
+            assert isinstance(copy.unwrapped.reward_source, TerminalSuccess), "the installed source travels too"
         finally:
             copy.close()
     finally:
