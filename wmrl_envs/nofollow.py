@@ -100,7 +100,8 @@ def read_beneath(directory: Path, name: str, max_bytes: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise EntryError(f"{Path(directory) / name} is {describe_mode(info.st_mode)}, not a regular file")
         if info.st_size > max_bytes:
-            raise EntryTooLarge(f"{Path(directory) / name} is {info.st_size} bytes, more than {max_bytes}", info.st_size)
+            message = f"{Path(directory) / name} is {info.st_size} bytes, more than {max_bytes}"
+            raise EntryTooLarge(message, info.st_size)
         return _read_at_most(fd, max_bytes, Path(directory) / name)
     finally:
         os.close(fd)
