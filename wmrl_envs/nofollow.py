@@ -52,13 +52,18 @@ def describe_mode(mode: int) -> str:
 
 
 def open_directory(path: Path) -> int:
-    """A descriptor of the directory `path`, reached without following a link in any component."""
+    """A descriptor of the directory `path`, reached without following a link in any component.
+
+    `FileNotFoundError` when a component is missing; `EntryError` naming a component that is a link or no directory.
+    """
     path = Path(os.path.abspath(path))
     fd = os.open("/", _DIRECTORY_FLAGS)
     try:
         for depth, name in enumerate(path.parts[1:], start=1):
             try:
                 child = os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                raise
             except OSError as err:
                 raise EntryError(_problem(fd, name, Path(*path.parts[: depth + 1]), err, "a directory")) from None
             os.close(fd)
