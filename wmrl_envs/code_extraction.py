@@ -9,14 +9,17 @@ the next line holding exactly the same fence; an unclosed fence is plain text.
 
 Replies are untrusted text from a policy under training, so every step is bounded: fences
 are found in one pass over the lines (no backtracking regex), a program longer than
-`MAX_CODE_CHARS` is refused before parsing, and whatever `ast.parse` raises on hostile
-input (``MemoryError`` on ~10 KB of repeated words, ``RecursionError`` on deep nesting)
-is a syntax error of the reply, never an exception in the caller.
+`MAX_CODE_CHARS` is refused before parsing, and whatever compiling raises on hostile input
+(``MemoryError`` on ~10 KB of repeated words, ``RecursionError`` on deep nesting) is a
+syntax error of the reply, never an exception in the caller. The check is ``compile``, not
+``ast.parse``: it refuses what Python would refuse to run (``return`` outside a function),
+and it never builds Python AST objects, whose constructor in CPython 3.11 can be left with
+a wrong depth count by a ``RecursionError`` and then fail later, valid parses with
+``SystemError`` (seen once in the full test suite, in a later valid parse).
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -92,7 +95,7 @@ def _syntax_error(code: str) -> str | None:
             "write a shorter solution"
         )
     try:
-        ast.parse(code)
+        compile(code, "<solution>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return f"SyntaxError: {exc.msg} (line {exc.lineno})"
     except (MemoryError, RecursionError):

@@ -52,13 +52,18 @@ def describe_mode(mode: int) -> str:
 
 
 def open_directory(path: Path) -> int:
-    """A descriptor of the directory `path`, reached without following a link in any component."""
+    """A descriptor of the directory `path`, reached without following a link in any component.
+
+    `FileNotFoundError` when a component is missing; `EntryError` naming a component that is a link or no directory.
+    """
     path = Path(os.path.abspath(path))
     fd = os.open("/", _DIRECTORY_FLAGS)
     try:
         for depth, name in enumerate(path.parts[1:], start=1):
             try:
                 child = os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                raise
             except OSError as err:
                 raise EntryError(_problem(fd, name, Path(*path.parts[: depth + 1]), err, "a directory")) from None
             os.close(fd)
@@ -100,7 +105,8 @@ def read_beneath(directory: Path, name: str, max_bytes: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise EntryError(f"{Path(directory) / name} is {describe_mode(info.st_mode)}, not a regular file")
         if info.st_size > max_bytes:
-            raise EntryTooLarge(f"{Path(directory) / name} is {info.st_size} bytes, more than {max_bytes}", info.st_size)
+            message = f"{Path(directory) / name} is {info.st_size} bytes, more than {max_bytes}"
+            raise EntryTooLarge(message, info.st_size)
         return _read_at_most(fd, max_bytes, Path(directory) / name)
     finally:
         os.close(fd)

@@ -53,9 +53,10 @@ def test_an_empty_reply_is_not_a_program() -> None:
 
 
 _HOSTILE_REPLIES = {
-    "repeated words (MemoryError in ast.parse)": "word " * 2_000,
+    "repeated words (MemoryError in the parser)": "word " * 2_000,
     "deeply nested brackets": "x = " + "[" * 5_000 + "]" * 5_000,
-    "a long chain of operators (RecursionError in ast.parse)": "x = " + "+".join(["1"] * 60_000),
+    "a long chain of operators (RecursionError)": "x = " + "+".join(["1"] * 60_000),
+    "a long chain of attributes": "a" + ".a" * 100_000,
     "nested unary operators": "x = " + "-" * 100_000 + "1",
     "nested lambdas": "f = " + "lambda: " * 5_000 + "1",
     "null bytes": "print(1)\x00\n",
@@ -98,3 +99,16 @@ def test_any_reply_ends_in_a_program_or_a_reason(pieces: list[str], repeat: int)
     extracted = extract_code("".join(pieces) * repeat)
     assert isinstance(extracted.code, str)
     assert extracted.ok or extracted.syntax_error
+
+
+@pytest.mark.parametrize("program", ["return 1\n", "break\n", "def f(a, a):\n    pass\n", "nonlocal x\n"])
+def test_a_program_python_would_refuse_to_run_is_not_a_program(program: str) -> None:
+    extracted = extract_code(program)
+    assert not extracted.ok
+    assert "SyntaxError" in (extracted.syntax_error or "")
+
+
+def test_valid_programs_still_parse_after_hostile_ones() -> None:
+    for reply in _HOSTILE_REPLIES.values():
+        extract_code(reply)
+    assert extract_code("import pandas as pd\nx = pd.DataFrame({'a': [1]})\n").ok

@@ -94,3 +94,8 @@ def test_relative_paths_start_from_the_working_directory(runs, monkeypatch):
     _, victim = runs
     monkeypatch.chdir(victim.parent)
     assert read_beneath(Path(victim.name), "submission.csv", 1_000).startswith(b"id,target")
+
+
+def test_a_missing_directory_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        read_beneath(tmp_path / "gone" / "deeper", "submission.csv", 1_000)

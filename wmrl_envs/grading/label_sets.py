@@ -11,7 +11,8 @@ answers hold. Sources, most authoritative first:
    folder), together with the sample submission's values in that column;
 3. neither: no set is enforced; any non-empty label is scored, and a label that no answer
    holds simply never matches. (The sample submission alone is no source: it often
-   repeats one placeholder class.)
+   repeats one placeholder class.) A training file that cannot be read counts as absent,
+   with a logged warning: grading stays correct without a label set, only less helpful.
 
 Labels are compared by their canonical keys (`labels`). A training file is read once per
 version (path, size, modification time) in chunks, so its size does not bound memory.
@@ -23,6 +24,7 @@ LabelSet(labels=frozenset({'1', '2', '3', '4', '5', '6', '7'}), source='train.cs
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,9 +35,12 @@ from wmrl_envs.grading.labels import canonical_label, canonical_labels
 
 __all__ = ["LabelSet", "task_labels"]
 
+logger = logging.getLogger(__name__)
+
 _CHUNK_ROWS = 200_000
 _MAX_LABELS = 100_000
 """A training column with more distinct values than this is not a set of classes: no set is enforced."""
+_READ_ERRORS = (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError)
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,8 @@ def task_labels(competition: Competition, column: str) -> LabelSet | None:
         found |= labels
     if not found:
         return None
-    sample = _column_labels(str(competition.sample_submission_path), column, *_version(competition.sample_submission_path))
+    sample_path = Path(competition.sample_submission_path)
+    sample = _column_labels(str(sample_path), column, *_version(sample_path))
     names = " and ".join(p.name for p in training)
     return LabelSet(frozenset(found | (sample or set())), f"{names} and the sample submission")
 
@@ -69,15 +75,32 @@ def task_labels(competition: Competition, column: str) -> LabelSet | None:
 def _training_files(public_dir: Path) -> list[Path]:
     if not public_dir.is_dir():
         return []
-    return sorted(p for p in public_dir.iterdir() if p.is_file() and p.name.lower().startswith("train") and p.suffix == ".csv")
+    return sorted(
+        p for p in public_dir.iterdir() if p.is_file() and p.name.lower().startswith("train") and p.suffix == ".csv"
+    )
 
 
 def _has_column(path: Path, column: str) -> bool:
+    return column in _header(str(path), *_version(path))
+
+
+@functools.lru_cache(maxsize=256)
+def _header(path: str, size: int, mtime_ns: int) -> frozenset[str]:
+    del size, mtime_ns  # part of the cache key only
     try:
-        header = pd.read_csv(path, nrows=0, encoding="utf-8-sig").columns
-    except (OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError):
-        return False
-    return column in {str(c).strip() for c in header}
+        return frozenset(str(c).strip() for c in pd.read_csv(path, nrows=0, encoding="utf-8-sig").columns)
+    except _READ_ERRORS as err:
+        _warn_unreadable(path, err)
+        return frozenset()
+
+
+def _warn_unreadable(path: str, err: Exception) -> None:
+    logger.warning(
+        "%s cannot be read for its labels (%s); no label set is taken from it. Repair it, or declare the labels "
+        "in task.yaml (metric_kwargs: {labels: [...]})",
+        path,
+        str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__,
+    )
 
 
 def _version(path: Path) -> tuple[int, int]:
@@ -87,21 +110,24 @@ def _version(path: Path) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=64)
 def _column_labels(path: str, column: str, size: int, mtime_ns: int) -> frozenset[str] | None:
-    """Canonical labels of `column` in the CSV at `path` (cached per file version); None when too many."""
+    """Canonical labels of `column` in the CSV at `path` (cached per file version); None: too many, or unreadable."""
     del size, mtime_ns  # part of the cache key only: a rewritten file is read again
     found: set[str] = set()
-    reader = pd.read_csv(
-        path,
-        usecols=lambda c: str(c).strip() == column,
-        dtype=str,
-        keep_default_na=False,
-        na_values=[""],
-        encoding="utf-8-sig",
-        chunksize=_CHUNK_ROWS,
-    )
-    with reader:
-        for chunk in reader:
-            found.update(k for k in canonical_labels(chunk.iloc[:, 0].drop_duplicates()) if k is not None)
-            if len(found) > _MAX_LABELS:
-                return None
+    try:
+        with pd.read_csv(
+            path,
+            usecols=lambda c: str(c).strip() == column,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],
+            encoding="utf-8-sig",
+            chunksize=_CHUNK_ROWS,
+        ) as reader:
+            for chunk in reader:
+                found.update(k for k in canonical_labels(chunk.iloc[:, 0].drop_duplicates()) if k is not None)
+                if len(found) > _MAX_LABELS:
+                    return None
+    except _READ_ERRORS as err:
+        _warn_unreadable(path, err)
+        return None
     return frozenset(found)

@@ -36,9 +36,9 @@ def submission_in(workdir: Path) -> tuple[Path | None, str]:
     try:
         found = entry_kind(workdir, SUBMISSION_FILENAME)
     except EntryError as err:
-        return None, f"the output folder was tampered with, so no submission is read: {err}"
+        return None, f"{SUBMISSION_FILENAME} was not looked for: {err}"
     except OSError as err:
-        return None, f"the output folder cannot be read: {err.strerror or err}"
+        return None, f"the output folder {workdir} cannot be read: {err.strerror or err}"
     if found is None:
         return None, ""
     if found == "a regular file":

@@ -168,6 +168,7 @@ def test_row_shuffles_do_not_change_the_grade(credit, tmp_path, data):
 # --- a valid grade's score is always finite ------------------------------------------------------
 
 _EXTREMES = [1e308, -1e308, 1.7976931348623157e308, 1e-308, 0.0, 1e154, -1e200, 0.5]
+_EXTREME_OR_ANY = st.sampled_from(_EXTREMES) | st.floats(allow_nan=False, allow_infinity=False)
 
 
 def _answers_and_submission(metric: str, values: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -178,13 +179,14 @@ def _answers_and_submission(metric: str, values: list[float]) -> tuple[pd.DataFr
         return pd.DataFrame({"id": ids, **truth}), pd.DataFrame({"id": ids, "a": values, "b": values[::-1]})
     if metric == "map_at_k":
         return pd.DataFrame({"id": ids, "y": ["A B"] * n}), pd.DataFrame({"id": ids, "y": [f"{v!r} A" for v in values]})
-    truth = [i % 2 for i in ids] if metric in ("roc_auc", "log_loss", "normalized_gini", "f1") else [i % 3 + 1 for i in ids]
+    binary = metric in ("roc_auc", "log_loss", "normalized_gini", "f1")
+    truth = [i % 2 for i in ids] if binary else [i % 3 + 1 for i in ids]
     return pd.DataFrame({"id": ids, "y": truth}), pd.DataFrame({"id": ids, "y": values})
 
 
 @pytest.mark.parametrize("metric", sorted(METRICS))
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(values=st.lists(st.sampled_from(_EXTREMES) | st.floats(allow_nan=False, allow_infinity=False), min_size=4, max_size=8))
+@given(values=st.lists(_EXTREME_OR_ANY, min_size=4, max_size=8))
 def test_a_valid_grade_has_a_finite_score_whatever_the_predictions(make_competition, tmp_path, metric, values):
     answers, submission = _answers_and_submission(metric, values)
     competition = make_competition(answers, metric, METRICS[metric].higher_is_better, name=f"finite-{metric}")

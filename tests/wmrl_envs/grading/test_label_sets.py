@@ -7,6 +7,7 @@ metadata and leaderboards from the reference folder, and read by the task family
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,7 +151,8 @@ _labels = st.sampled_from([*TREES, "Elm", "aspen", "", " Birch ", "0", "NaN", "K
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(labels=st.lists(_labels, min_size=0, max_size=14), ids=st.lists(st.integers(-2, 14), min_size=0, max_size=14))
 def test_no_feedback_names_a_label_only_the_answers_hold(trees, tmp_path, labels, ids):
-    frame = pd.DataFrame({"tree_id": ids[: len(labels)] or list(range(len(labels))), "species": labels[: len(ids) or None]})
+    n = min(len(ids), len(labels)) if ids else len(labels)
+    frame = pd.DataFrame({"tree_id": ids[:n] or list(range(n)), "species": labels[:n]})
     grade = submit(trees, tmp_path, frame)
     assert HIDDEN not in grade.reason
     assert all(HIDDEN not in warning for warning in grade.warnings)
@@ -216,3 +218,15 @@ def test_normalized_gini_scores_any_finite_real(tmp_path, reference_dir):
                    answers, answers)  # fmt: skip
     grade = submit(folder, tmp_path, answers.assign(target=[-30.0, 12.5, -4.0, 40.0, 3.0, -1e6]))
     assert grade.valid and grade.score == pytest.approx(1.0)
+
+
+def test_unreadable_training_data_enforces_no_set_and_says_so(tmp_path, reference_dir, caplog):
+    train = pd.DataFrame({"tree_id": range(4), "species": TREES})
+    answers = pd.DataFrame({"tree_id": range(4), "species": TREES})
+    spec = {"metric": "accuracy", "higher_is_better": True, "category": "multiclass"}
+    folder = build(tmp_path / "data", "mledojo", "toy-broken", reference_dir, train, answers, answers, spec)
+    (folder.competition.public_dir / "train.csv").write_bytes(b"tree_id,species\n1,Aspen\n2,\xff\xfe\n")
+    with caplog.at_level(logging.WARNING):
+        grade = submit(folder, tmp_path, answers.assign(species=["Aspen", "Fir", "Fir", "Fir"]))
+    assert grade.valid and grade.score == 0.25
+    assert "train.csv cannot be read for its labels" in caplog.text

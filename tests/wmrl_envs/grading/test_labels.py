@@ -58,7 +58,7 @@ def test_columns_keep_their_index_and_mark_missing_as_none():
     assert keys.tolist() == ["2", None, "3.5"]
 
 
-_integer_texts = st.from_regex(r"[ \t]?-?[0-9]{1,19}[ \t\f]?", fullmatch=True) | st.sampled_from(["+5", "1e3", "٣", " "])
+_integer_texts = st.from_regex(r"[ \t]?-?[0-9]{1,19}[ \t\f]?", fullmatch=True) | st.sampled_from(["+5", "1e3", "٣"])
 
 
 @given(st.lists(_integer_texts, min_size=1, max_size=20), st.sampled_from([object, "str"]))
