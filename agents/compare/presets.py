@@ -23,11 +23,14 @@ class ComparePreset:
 
 
 def _quick() -> ComparePreset:
-    # One anchor group of four a step (4 pairs): the first map at step 2 of 6, a refit every step.
+    # One anchor group of four a step (4 pairs): the first map at step 2 of 6, a refit every step. Learning rate
+    # 0.02, measured on WMRL with this preset (seed 0): at 0.05 the groups with any reward spread went 4, 3, 4, 2,
+    # 2, 1 of 4 (entropy 0.48 -> 0.12); at 0.02 they stay 4, 3, 4, 4, 4, 3 (entropy 0.48 -> 0.27).
     train = preset("quick").replace(
         steps=6,
         groups_per_step=4,
         group_size=4,
+        learning_rate=0.02,
         corrections={"anchor_fraction": 0.25, "min_pairs": 8, "refit_every": 4},
         checkpoint_every=6,
     )
