@@ -24,7 +24,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-__all__ = ["MAX_CODE_CHARS", "ExtractedCode", "extract_code"]
+__all__ = ["MAX_CODE_CHARS", "ExtractedCode", "extract_code", "syntax_error"]
 
 MAX_CODE_CHARS = 200_000
 """Longest program parsed; generated solutions are a few KB, and parse time grows with length."""
@@ -57,7 +57,7 @@ def extract_code(reply: str) -> ExtractedCode:
         code, source = untagged[-1], "fenced block"
     else:
         code, source = reply, "whole reply"
-    return ExtractedCode(code=code, source=source, syntax_error=_syntax_error(code))
+    return ExtractedCode(code=code, source=source, syntax_error=syntax_error(code))
 
 
 def _fenced_blocks(reply: str) -> list[tuple[str, str]]:
@@ -86,7 +86,8 @@ def _fenced_blocks(reply: str) -> list[tuple[str, str]]:
     return blocks
 
 
-def _syntax_error(code: str) -> str | None:
+def syntax_error(code: str) -> str | None:
+    """Why `code` cannot run as a Python program (empty, too long, not parseable), or None; never raises."""
     if not code.strip():
         return "the reply contains no code"
     if len(code) > MAX_CODE_CHARS:

@@ -186,3 +186,10 @@ def test_code_features_have_the_same_names_for_any_program() -> None:
     assert good["calls_fit"] == 1 and good["calls_predict"] == 1 and good["mentions_submission_path"] == 1
     assert good["log_model_size"] > 5 and good["random_state"] == 1
     assert code_features("raise RuntimeError('x')\nimport pandas\n")["top_level_raise"] == 1
+
+
+@pytest.mark.parametrize("hostile", ["word " * 2000, "(" * 5000 + ")" * 5000, "[" * 300 + "]" * 300])
+def test_hostile_code_reads_as_unparseable_not_as_a_crash(hostile: str) -> None:
+    features = code_features(hostile)
+    assert features["parses"] == 0.0
+    assert code_features("import pandas as pd\nprint(pd.__version__)\n")["parses"] == 1.0
