@@ -162,10 +162,16 @@ def behind_shim(config):
 
 
 def load_config(argument):
-    """The run's config: ``fd:N`` (read from an inherited memfd, so no other process can read it from our command
-    line, which every process of the host may), or the JSON itself (docker, where the container hides it)."""
-    if not argument.startswith("fd:"):
-        return json.loads(argument)
+    """The run's config: ``fd:N`` (an inherited memfd) or ``file:PATH`` (a root-only file, removed once read).
+
+    Never the JSON itself: every process of the host may read our command line.
+    """
+    if argument.startswith("file:"):
+        path = argument[len("file:") :]
+        with open(path, "rb") as f:
+            data = f.read()
+        os.unlink(path)
+        return json.loads(data)
     fd = int(argument[3:])
     chunks = []
     while chunk := os.pread(fd, 1 << 16, sum(map(len, chunks))):

@@ -50,6 +50,7 @@ from typing import Any
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
 from wmrl_envs.sandbox.capture import BoundedLog
 from wmrl_envs.sandbox.cgroups import _memory_bytes
+from wmrl_envs.sandbox.diskusage import DiskMeter, disk_meter
 from wmrl_envs.sandbox.identity import fresh_uid
 from wmrl_envs.sandbox.outcome import infra_error, outcome
 from wmrl_envs.sandbox.probe import probe_problem
@@ -57,7 +58,7 @@ from wmrl_envs.sandbox.proctree import kill_sweep, pids_of_uid
 from wmrl_envs.sandbox.programs import HOST_DIR, PROGRAM_FILES, SANDBOX_LIB
 from wmrl_envs.sandbox.pythonpaths import interpreter, python_roots
 from wmrl_envs.sandbox.rlimits import rlimits_for
-from wmrl_envs.sandbox.rundir import prepare_dirs, run_dir
+from wmrl_envs.sandbox.rundir import open_tmp_to, prepare_dirs, run_dir
 from wmrl_envs.sandbox.solution_env import solution_env
 
 __all__ = ["BASE_IMAGE", "LABEL", "DockerExecutor"]
@@ -160,6 +161,8 @@ class DockerExecutor:
         workdir, public_data = prepared
         with run_dir(code, uid if os.geteuid() == 0 else None, prefix="wmrl-docker-") as run:
             (run.root / "report").mkdir(mode=0o700)
+            if self.bind_host_python:
+                open_tmp_to(run, python_roots())
             config = {
                 "argv": [self._python(), str(_CODE / "solution.py")],
                 "env": solution_env(
@@ -171,12 +174,16 @@ class DockerExecutor:
                 "gid": uid,
                 "report_path": str(_REPORT / "report.json"),
             }
+            # The config travels in a root-only file, never on the command line every host process can read.
+            config_file = run.root / "report" / "config.json"
+            config_file.write_text(json.dumps(config))
+            config_file.chmod(0o600)
             volumes = self._volumes(public_data, workdir, run.code, run.tmp, run.root / "report")
             container = None
             try:
                 container = client.containers.create(
                     self.image,
-                    command=[*self._deadline(limits), *self._launcher(config)],
+                    command=[*self._deadline(limits), *self._launcher(f"file:{_REPORT / 'config.json'}")],
                     labels=_owner_labels(),
                     network_mode="none",
                     read_only=True,
@@ -194,10 +201,13 @@ class DockerExecutor:
                     log_config=docker.types.LogConfig(type="none"),  # output reaches us by attach only, never disk
                     detach=True,
                 )
-                extra = {"container": container.short_id, "image": self.image}
+                extra = {"container": container.short_id, "image": self.image, "cpu_bound": True}
                 if fresh is not None:
                     extra["uid"] = fresh
-                return self._supervise(container, workdir, run.root / "report" / "report.json", limits, started, extra)
+                disk = disk_meter(limits, workdir, run.tmp)
+                return self._supervise(
+                    container, workdir, run.root / "report" / "report.json", limits, started, extra, disk
+                )
             except docker.errors.ImageNotFound:
                 return infra_error(self.name, f"docker image {self.image!r} not found: {self._missing_image_hint()}")
             except docker.errors.DockerException as exc:
@@ -219,8 +229,8 @@ class DockerExecutor:
     def _python(self) -> str:
         return str(interpreter()) if self.bind_host_python else "python3"
 
-    def _launcher(self, config: dict) -> list[str]:
-        return [self._python(), "-I", "-S", str(SANDBOX_LIB / "_launcher.py"), json.dumps(config)]
+    def _launcher(self, argument: str) -> list[str]:
+        return [self._python(), "-I", "-S", str(SANDBOX_LIB / "_launcher.py"), argument]
 
     def _deadline(self, limits: Limits) -> list[str]:
         """``timeout`` as PID 1 around the launcher, so an orphaned container cannot outlive its budget."""
@@ -250,7 +260,14 @@ class DockerExecutor:
         return volumes
 
     def _supervise(
-        self, container: Any, workdir: Path, report_file: Path, limits: Limits, started: float, extra: dict
+        self,
+        container: Any,
+        workdir: Path,
+        report_file: Path,
+        limits: Limits,
+        started: float,
+        extra: dict,
+        disk: DiskMeter,
     ) -> ExecutionResult:
         import docker
 
@@ -272,6 +289,8 @@ class DockerExecutor:
                 stopped = "output-limit"
             elif time.monotonic() - started > limits.wall_time_s:
                 stopped = "timeout"
+            elif disk.over():
+                stopped = "disk-limit"
             if stopped is not None:
                 sampled = _cgroup_usage(container)  # in case the launcher cannot report
                 uid = extra.get("uid")
@@ -286,7 +305,7 @@ class DockerExecutor:
                     except docker.errors.APIError:
                         pass  # it exited meanwhile
                 break
-            wake.wait(max(0.0, min(1.0, limits.wall_time_s - (time.monotonic() - started))) + 0.001)
+            wake.wait(max(0.0, min(0.25, limits.wall_time_s - (time.monotonic() - started))) + 0.001)
             wake.clear()
         waiter.join(timeout=30)
         reader.join(timeout=5)
