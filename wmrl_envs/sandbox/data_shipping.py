@@ -29,9 +29,40 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["NodeDataCache", "content_digest", "pack_dir", "tree_signature"]
+__all__ = ["NodeDataCache", "UnsafeArchive", "content_digest", "extract_safely", "pack_dir", "tree_signature"]
 
 _CHUNK = 1 << 20
+
+
+class UnsafeArchive(ValueError):
+    """A data archive with a member that would land outside its folder, or that is not a file, folder or link."""
+
+
+def extract_safely(tar: tarfile.TarFile, dest: Path) -> None:
+    """Unpack `tar` under `dest` as files, folders and links that stay inside it, with plain modes; refuse the rest.
+
+    These are the rules of the stdlib's ``filter="data"``, applied by hand because the filters exist only from
+    Python 3.11.4 (Debian 12's 3.11.2 has none). Every member is checked before anything is written.
+    """
+    root = os.path.realpath(dest)
+
+    def inside(path: str) -> bool:
+        return os.path.commonpath([root, os.path.realpath(path)]) == root
+
+    members = tar.getmembers()
+    for member in members:
+        target = os.path.join(root, member.name)
+        if os.path.isabs(member.name) or not inside(target):
+            raise UnsafeArchive(f"{member.name!r} would be written outside {dest}")
+        if member.issym():
+            if os.path.isabs(member.linkname) or not inside(os.path.join(os.path.dirname(target), member.linkname)):
+                raise UnsafeArchive(f"the link {member.name!r} points outside {dest} (to {member.linkname!r})")
+        elif not (member.isfile() or member.isdir()):
+            raise UnsafeArchive(f"{member.name!r} is not a file, folder or link (tar type {member.type!r})")
+        member.mode = 0o755 if member.isdir() or member.mode & 0o100 else 0o644
+        member.uid = member.gid = 0
+        member.uname = member.gname = "root"
+    tar.extractall(dest, members=members)
 
 
 def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
@@ -118,7 +149,7 @@ class NodeDataCache:
             scratch = Path(tempfile.mkdtemp(prefix=f".{digest[:12]}-", dir=self.root))
             try:
                 with tarfile.open(fileobj=io.BytesIO(fetch()), mode="r") as tar:
-                    tar.extractall(scratch, filter="data")
+                    extract_safely(tar, scratch)
                 scratch.chmod(0o755)
                 scratch.rename(target)
             finally:

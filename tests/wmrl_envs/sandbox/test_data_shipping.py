@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from wmrl_envs.sandbox.data_shipping import NodeDataCache, content_digest, pack_dir, tree_signature
+from wmrl_envs.sandbox.data_shipping import (
+    NodeDataCache,
+    UnsafeArchive,
+    content_digest,
+    extract_safely,
+    pack_dir,
+    tree_signature,
+)
 
 
 @pytest.fixture
@@ -27,7 +34,7 @@ def test_the_digest_follows_content_not_location_or_mtime(public: Path, tmp_path
     copy = tmp_path / "copy"
     copy.mkdir()
     with tarfile.open(fileobj=io.BytesIO(pack_dir(public))) as tar:
-        tar.extractall(copy, filter="data")
+        extract_safely(tar, copy)
     os.utime(copy / "train.csv", (1, 1))
     assert content_digest(copy) == content_digest(public)
     (copy / "train.csv").write_text("id,y\n1,1\n")
@@ -72,7 +79,7 @@ def test_an_archive_escaping_the_cache_is_refused_and_leaves_nothing(tmp_path: P
         link.type, link.linkname = tarfile.SYMTYPE, "/etc/shadow"
         tar.addfile(link)
     cache = NodeDataCache(tmp_path / "cache")
-    with pytest.raises(tarfile.FilterError):
+    with pytest.raises(UnsafeArchive, match="points outside"):
         cache.get("ab" * 32, buffer.getvalue)
     assert not cache.path("ab" * 32).exists()
     assert not [p for p in cache.root.iterdir() if p.is_dir()]
@@ -83,3 +90,29 @@ def test_a_bad_digest_or_missing_folder_is_a_clear_error(tmp_path: Path) -> None
         NodeDataCache(tmp_path).path("../../etc")
     with pytest.raises(FileNotFoundError, match="does not exist"):
         pack_dir(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "linkname"),
+    [
+        ("../outside.csv", tarfile.REGTYPE, ""),
+        ("/abs.csv", tarfile.REGTYPE, ""),
+        ("up", tarfile.SYMTYPE, "../.."),
+        ("dev", tarfile.CHRTYPE, ""),
+        ("hard", tarfile.LNKTYPE, "train.csv"),
+    ],
+)
+def test_members_that_escape_or_are_special_are_refused_before_anything_is_written(
+    tmp_path: Path, name: str, kind: bytes, linkname: str
+) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.addfile(tarfile.TarInfo("fine.csv"), io.BytesIO(b""))
+        member = tarfile.TarInfo(name)
+        member.type, member.linkname = kind, linkname
+        tar.addfile(member)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(buffer.getvalue())) as tar, pytest.raises(UnsafeArchive):
+        extract_safely(tar, dest)
+    assert not any(dest.iterdir())
