@@ -132,7 +132,9 @@ class ScriptedExpert:
         self._goal_rotation = self._rotation_towards(finger_axis, axis)
         below_grip = grasp[2] - extent.lo[2]  # the carried object's bottom hangs this far below the gripper
         surface, place_xy, obstacle_top = self._target(target)
-        release = np.array([place_xy[0], place_xy[1], surface + s.drop_height + below_grip])
+        held_off_centre = grasp[:2] - extent.centre[:2]  # a rim grasp holds the object beside the gripper
+        release_xy = place_xy + held_off_centre
+        release = np.array([release_xy[0], release_xy[1], surface + s.drop_height + below_grip])
         top_of_way = max(extent.hi[2], obstacle_top, surface)
         carry_z = max(top_of_way + s.clearance + below_grip, grasp[2] + s.hover, self._eef_pos()[2])
         above_grasp = grasp + [0.0, 0.0, s.hover]
