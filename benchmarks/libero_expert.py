@@ -76,8 +76,12 @@ def main() -> None:
         raise SystemExit(f"--init-states must be in [1, {N_INIT_STATES}], got {args.init_states}")
     task_ids = parse_task_ids(args.tasks, TASKS_PER_SUITE[args.suite])
     jobs = [(args.suite, t, args.init_states, args.assets) for t in task_ids]
+    rows = []
     with multiprocessing.get_context("spawn").Pool(max(1, args.workers)) as pool:
-        rows = pool.starmap(measure_task, jobs)
+        for row in pool.imap_unordered(_measure_job, jobs):
+            rows.append(row)
+            _merge(row)  # each task is kept as soon as it is measured: a long run stopped early loses only the rest
+    rows.sort(key=lambda row: row["task"])
 
     table = Table(title=f"scripted expert on {args.suite} (first {args.init_states} initial states, no cameras)")
     for column in ("task", "success rate", "failed initial states", "median steps", "seconds"):
@@ -91,14 +95,22 @@ def main() -> None:
             str(row["seconds"]),
         )
     Console().print(table)
-
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"tasks": {}}
-    previous["tasks"].update({row["task"]: row for row in rows})
-    previous["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg()}
-    previous["assets"] = "libero-assets-lite (reduced visuals; physics and initial states are LIBERO's)"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(previous, indent=2, sort_keys=True) + "\n")
     print(f"wrote {RESULTS}")
+
+
+def _measure_job(job: tuple[str, int, int, str | None]) -> dict[str, Any]:
+    return measure_task(*job)
+
+
+def _merge(row: dict[str, Any]) -> None:
+    """Add one task's result to the results file (replacing an earlier measurement of that task)."""
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"tasks": {}}
+    results["tasks"][row["task"]] = row | {"load": list(os.getloadavg())}
+    results["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count()}
+    results["assets"] = "libero-assets-lite (reduced visuals; physics and initial states are LIBERO's)"
+    results["command"] = "python benchmarks/libero_expert.py --suite SUITE --tasks IDS --init-states N"
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

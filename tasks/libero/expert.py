@@ -125,7 +125,7 @@ class ScriptedExpert:
     def _make_plan(self) -> list[tuple[str, tuple[np.ndarray, float]]]:
         """Waypoints from the scene as it is now: grasp point, carry height, release point."""
         s = self.settings
-        _, obj, target = self._goal()
+        obj, target = self._goal()
         extent = self._extent(obj)
         finger_axis = self._finger_axis()
         grasp, axis = self._grasp_point(obj, extent, finger_axis)
@@ -150,16 +150,15 @@ class ScriptedExpert:
             ("move", (np.array([release[0], release[1], carry_z]), _OPEN)),
         ]
 
-    def _goal(self) -> tuple[str, str, str]:
-        """The task's one goal predicate as (``on`` | ``in``, object, target)."""
+    def _goal(self) -> tuple[str, str]:
+        """The object and the target of the task's one On/In goal predicate."""
         goal = self.env.simulator.parsed_problem["goal_state"]
         if len(goal) != 1 or len(goal[0]) != 3 or str(goal[0][0]).lower() not in ("on", "in"):
             raise UnsupportedTask(
                 f"{self.env.task.id}: the scripted expert handles one (On x y) or (In x region) goal, got {goal}; "
                 "it covers libero_object and libero_spatial"
             )
-        predicate, obj, target = (str(part) for part in goal[0])
-        return predicate.lower(), obj, target
+        return str(goal[0][1]), str(goal[0][2])
 
     def _grasp_point(self, obj: str, extent: _Extent, finger_axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the fingers close, and the horizontal axis they should close along."""
