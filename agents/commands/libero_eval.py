@@ -25,7 +25,9 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--policy", default="tiny-vla", help="tiny-vla | minivla:PATH | checkpoint:DIR (default: tiny-vla)"
     )
-    cmd.add_argument("--suite", default="libero_spatial", choices=_SUITES, help="LIBERO suite (default: libero_spatial)")
+    cmd.add_argument(
+        "--suite", default="libero_spatial", choices=_SUITES, help="LIBERO suite (default: libero_spatial)"
+    )
     cmd.add_argument("--tasks", default="0", help="task ids, comma-separated, or 'all' (default: 0)")
     cmd.add_argument("--k", type=int, default=1, help="attempts per initial state (default: 1, greedy)")
     cmd.add_argument(
@@ -47,12 +49,12 @@ def run_libero_eval(args: argparse.Namespace) -> int:
     """Build the policy, evaluate it, print the table and write the leaderboard files."""
     from wmrl_agents.libero.evaluate import evaluate_vla
     from wmrl_agents.libero.leaderboard import write_libero_leaderboard
-    from wmrl_tasks.libero.suites import TASKS_PER_SUITE
+    from wmrl_tasks.libero.suites import TASKS_PER_SUITE, parse_task_ids
 
     from wmrl_envs import console
 
     policy = _policy(args.policy, args.seed)
-    task_ids = _task_ids(args.tasks, TASKS_PER_SUITE[args.suite])
+    task_ids = parse_task_ids(args.tasks, TASKS_PER_SUITE[args.suite])
     result = evaluate_vla(
         policy,
         policy_spec=args.policy,
@@ -92,19 +94,6 @@ def _policy(spec: str, seed: int) -> Any:
     from wmrl_agents.policies.factory import make_policy
 
     return make_policy(spec, seed=seed)
-
-
-def _task_ids(text: str, available: int) -> list[int]:
-    if text == "all":
-        return list(range(available))
-    try:
-        ids = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ValueError(f"--tasks must be comma-separated task ids or 'all', got {text!r}") from None
-    bad = [i for i in ids if not 0 <= i < available]
-    if not ids or bad:
-        raise ValueError(f"--tasks must name tasks in [0, {available - 1}] of the suite, got {text!r}")
-    return ids
 
 
 def _init_states(text: str) -> str | list[int]:

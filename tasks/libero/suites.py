@@ -28,6 +28,7 @@ __all__ = [
     "LiberoTask",
     "check_suite",
     "load_task",
+    "parse_task_ids",
     "select_init_states",
 ]
 
@@ -115,3 +116,17 @@ def select_init_states(init_states: str | Sequence[int], available: int = N_INIT
             + (f"; bad: {bad}" if bad else "")
         )
     return tuple(int(i) for i in indices)
+
+
+def parse_task_ids(text: str, available: int) -> list[int]:
+    """Task ids from a command line: ``"0,3,7"`` or ``"all"``; ValueError unless each is in [0, available)."""
+    if text == "all":
+        return list(range(available))
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"--tasks must be comma-separated task ids or 'all', got {text!r}") from None
+    bad = [i for i in ids if not 0 <= i < available]
+    if not ids or bad:
+        raise ValueError(f"--tasks must name tasks in [0, {available - 1}] of the suite, got {text!r}")
+    return ids
