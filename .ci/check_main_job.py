@@ -21,11 +21,10 @@ def main(compare_json: str, run_dir: str) -> int:
     real_turns = valid_turns = 0
     steps_file = Path(run_dir) / "real" / "steps.jsonl"
     for line in steps_file.read_text().splitlines():
-        rewards = json.loads(line)["rewards"]
+        record = json.loads(line)
+        rewards = record["rewards"]
         if rewards["unscored_turns"]:
-            problems.append(
-                f"real GRPO step {json.loads(line)['step']}: {rewards['unscored_turns']} unscored real run(s)"
-            )
+            problems.append(f"real GRPO step {record['step']}: {rewards['unscored_turns']} unscored real run(s)")
         real_turns += rewards["turns"]
         valid_turns += round(rewards["valid_rate"] * rewards["turns"])
     if max(valid_rates) == 0 and valid_turns == 0:

@@ -123,14 +123,16 @@ def build_predictor(spec: str, config: GRPOConfig, executor: str | Executor | No
 
         return LearnedSurrogate.load(Path(rest))
     if kind == "llm" and rest:
-        from wmrl_envs.world_models import LLMWorldModel, OpenAICompatibleBackend
+        from wmrl_envs.world_models.llm_server_settings import LLMServerSettings
 
-        url, _, model = rest.partition("#")
-        if not model:
+        if not rest.partition("#")[2]:
             raise ConfigError(
                 f"world model {spec!r} names no model; write llm:URL#MODEL, e.g. llm:http://127.0.0.1:8000/v1#Qwen/Qwen3.5-9B"
             )
-        return LLMWorldModel(OpenAICompatibleBackend(url, model))
+        try:
+            return LLMServerSettings().world_model(spec)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
     if kind in ("llm-local", "llm-vllm") and rest:
         return _in_process_llm(kind, rest)
     raise ConfigError(f"unknown world model {spec!r}; use {WORLD_MODEL_SPECS}")

@@ -10,6 +10,7 @@ nothing else of the host.
 
 from __future__ import annotations
 
+import functools
 import os
 import site
 import sys
@@ -40,15 +41,16 @@ def collapse(paths: Iterable[Path]) -> list[Path]:
     return kept
 
 
-def python_roots() -> list[Path]:
-    """Directories a child interpreter needs to start and import the installed packages."""
+@functools.cache
+def python_roots() -> tuple[Path, ...]:
+    """Directories a child interpreter needs to start and import the installed packages (fixed for a process)."""
     exe = interpreter()
     candidates = [Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)]
     candidates += [exe.parent.parent, Path(os.path.realpath(exe)).parent.parent]
     candidates.extend(Path(p) for p in site.getsitepackages())
     if (user := user_site()) is not None:
         candidates.append(Path(user))
-    return collapse(candidates)
+    return tuple(collapse(candidates))
 
 
 def user_site() -> str | None:

@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,19 +93,20 @@ def run_dir(code: str, uid: int | None, prefix: str = "wmrl-run-") -> Iterator[R
         remove_tree(run.root)
 
 
-def open_tmp_to(run: RunDir, paths: list[Path]) -> None:
+def open_tmp_to(run: RunDir, paths: Sequence[Path]) -> list[Path]:
     """Let a root launcher without DAC override reach `paths` (an interpreter under /tmp) through the run's /tmp.
 
     The run's scratch becomes its /tmp, which hides whatever the host keeps under /tmp (a venv made there):
     the scratch is made traversable (not listable) and holds a mount point for each path to bind back.
+    Returns those of `paths` that lie under /tmp (the ones to bind back).
     """
     tmp = Path("/tmp")
     inside = [p for p in paths if tmp in p.parents]
-    if not inside:
-        return
-    run.tmp.chmod(0o711)
+    if inside:
+        run.tmp.chmod(0o711)
     for path in inside:
         (run.tmp / path.relative_to(tmp)).mkdir(parents=True, exist_ok=True)
+    return inside
 
 
 def prepare_dirs(workdir: Path, public_data: Path, uid: int | None) -> tuple[Path, Path] | str:

@@ -125,9 +125,13 @@ class WarmBwrapExecutor:
             return infra_error(self.name, prepared)
         workdir, public_data = prepared
         with run_dir(code, uid, prefix="wmrl-warm-") as run:
-            open_tmp_to(run, python_roots())
+            under_tmp = open_tmp_to(run, python_roots())
             cgroup = RunCgroup.create(limits) if self._cgroup_parents else None
-            request = dict(self._request(uid, limits), cgroup_procs=cgroup.procs_files if cgroup else [])
+            request = dict(
+                self._request(uid, limits),
+                cgroup_procs=cgroup.procs_files if cgroup else [],
+                python_under_tmp=[str(p) for p in under_tmp],  # the zygote binds these back over the run's /tmp
+            )
             started = time.monotonic()
             streams = RunStreams(limits)
             try:
@@ -161,7 +165,6 @@ class WarmBwrapExecutor:
             "uid": uid,
             "cpus": limits.cpus,
             "shm_bytes": limits.memory_mb * (1 << 20) // 4,
-            "python_under_tmp": [str(p) for p in python_roots() if Path("/tmp") in p.parents],
         }
 
     def _send(self, request: dict, streams: RunStreams, folders: list[Path]) -> str | None:
