@@ -10,9 +10,12 @@ group, stepped together and scored together, because the corrections work per
 group (a group is an anchor or not as a whole; its weight applies to all of its
 advantages). The group's weight, its source and the corrections' diagnostics are
 in ``infos``; the rewards stay the sub-environments' own (with ``max_turns=1``: the
-position score), so a trainer multiplies advantages by ``infos["group_weight"]`` and
-masks out sub-environments with ``infos["scored"] == False``, whose reward of 0 is
-a placeholder, not a score.
+position score), so a trainer masks out sub-environments with ``infos["scored"] ==
+False``, whose reward of 0 is a placeholder, not a score, and multiplies each group's
+advantages by its weight normalised over the step's groups
+(`wmrl_envs.corrections.normalised_weights`, as the reference trainer's fusion does: a
+raw anchor weight of 4 is not a 4x larger gradient). A group's turns are one step of
+the source, so a group anchored at its first turn stays an anchor for the episode.
 
 Vector semantics are Gymnasium's, with one invariant: the group starts and ends
 together. `reset(seed=s)` seeds sub-environment i with ``s + i`` and lets the first
@@ -34,7 +37,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
-from wmrl_envs.rewards.base import RewardSource, Rollout, Score
+from wmrl_envs.rewards.base import RewardSource
 
 __all__ = ["GroupVectorEnv", "WithRewardSource"]
 
@@ -99,9 +102,9 @@ def _base_env(env: gym.Env) -> Any:
                 f"wrapper would be skipped; make the sub-environments without it (or apply it to the vector env)"
             )
         wrapper = wrapper.env
-    if not (callable(getattr(wrapper, "begin_step", None)) and callable(getattr(wrapper, "end_step", None))):
+    if not all(callable(getattr(wrapper, name, None)) for name in ("begin_step", "score_turn", "end_step")):
         raise TypeError(
-            f"GroupVectorEnv needs environments that split a step around scoring (begin_step / end_step), "
+            f"GroupVectorEnv needs environments that split a step around scoring (begin_step, score_turn, end_step), "
             f"such as WMRL-MLEDojo-v0; got {type(wrapper).__name__}"
         )
     return wrapper
@@ -192,16 +195,17 @@ class GroupVectorEnv(VectorEnv):
             if self.autoreset_mode is AutoresetMode.DISABLED:
                 raise RuntimeError("the group's episode has ended; call reset() (autoreset is disabled)")
 
-        pending = [base.begin_step(reply) for base, reply in zip(self._bases, replies)]
-        scorable = [i for i, p in enumerate(pending) if p.rollout is not None]
-        scores, group_info = self._score_group([pending[i].rollout for i in scorable])
-        by_env: list[Score | None] = [None] * self.num_envs
-        for i, score in zip(scorable, scores, strict=True):
-            by_env[i] = score
-
+        submissions = [base.begin_step(reply) for base, reply in zip(self._bases, replies)]
+        episodes = [base.episode for base in self._bases]
+        scored = self._bases[0].score_turn(self.reward_source, [episodes], [submissions], turn=episodes[0].turn)
+        group_info = {
+            "group_weight": scored.scoring.weights[0],
+            "group_source": scored.scoring.labels[0],
+            "group": scored.scoring.diagnostics,
+        }
         observations, rewards, terminated, truncated, step_infos = [], np.zeros(self.num_envs), [], [], []
-        for i, (base, p) in enumerate(zip(self._bases, pending)):
-            obs, rewards[i], term, trunc, info = base.end_step(p, by_env[i])
+        for i, (base, result) in enumerate(zip(self._bases, scored.results[0], strict=True)):
+            obs, rewards[i], term, trunc, info = base.end_step(result)
             observations.append(obs)
             terminated.append(term)
             truncated.append(trunc)
@@ -222,17 +226,6 @@ class GroupVectorEnv(VectorEnv):
             for i, info in enumerate(step_infos):
                 infos = self._add_info(infos, info, i)
         return batched, rewards, np.array(terminated), np.array(truncated), infos
-
-    def _score_group(self, rollouts: list[Rollout]) -> tuple[list[Score | None], dict[str, Any]]:
-        """Scores of the group's parsed submissions, and what `infos` reports about the group."""
-        score_groups = getattr(self.reward_source, "score_groups", None)
-        if callable(score_groups):
-            group = score_groups([rollouts])[0]
-            diagnostics = {k: v for k, v in group.diagnostics.items() if k != "world_model_rewards"}
-            return group.scores, {"group_weight": group.weight, "group_source": group.source, "group": diagnostics}
-        scores = list(self.reward_source.score(rollouts)) if rollouts else []
-        name = getattr(self.reward_source, "name", type(self.reward_source).__name__)
-        return scores, {"group_weight": 1.0, "group_source": name, "group": {}}
 
     def _seeds(self, seed: int | list[int | None] | None) -> list[int | None]:
         if seed is None:

@@ -1,14 +1,16 @@
 """Run a benchmark's attempts: generate (or read) each solution, execute and grade it, K times per task.
 
+An attempt is one episode of the MLE-Dojo episode engine (`wmrl_tasks.mledojo.episode`),
+scored by real execution through `score_step`: it is worth its best turn, a turn with no
+program to run (a failed generation, a file that does not parse) scores 0 without an
+execution, and the feedback the next turn reads is the environment's.
+
 Generation happens in the calling thread, one attempt at a time, each with its own seed
 derived from (seed, task, attempt, turn): an attempt's solution then depends on nothing
 else (not on K, not on what it would have been batched with), so results reproduce and
 a K=4 run is the first half of a K=8 run. Executions run concurrently in a thread pool of
 `workers` while generation goes on, since sandboxes, not the caller, are the bottleneck.
-
-An attempt is worth its best turn (the environment's rule); a turn with no program to
-run (a failed generation, a file that does not parse) scores 0 without an execution. A
-sandbox failure is retried once; if it persists the turn scores 0 and is flagged, so
+A sandbox failure is retried once; if it persists the turn scores 0 and is flagged, so
 the result says how many attempts the machine, not the policy, lost.
 """
 
@@ -22,23 +24,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wmrl_agents.policy import Episode, Policy, Sample, Turn
-from wmrl_tasks.mledojo.prompt import feedback_text, task_prompt
+from wmrl_tasks.mledojo.episode import EpisodeState, Submission, TurnResult
 
 from wmrl_envs import console
-from wmrl_envs.code_extraction import extract_code
 from wmrl_envs.competition import Competition
-from wmrl_envs.grading import Grade, Grader
-from wmrl_envs.outcome import Outcome, execute_and_grade
+from wmrl_envs.grading import Grader
+from wmrl_envs.rewards.base import Rollout, Score
+from wmrl_envs.rewards.real import RealExecution
+from wmrl_envs.rewards.scoring import score_step
 from wmrl_envs.sandbox.base import Executor, Limits, Status
-from wmrl_envs.sandbox.rundir import scratch_dir
 
 from .results import AttemptResult, TaskResult
 
-__all__ = ["NOT_RUN", "SAMPLING", "AttemptRunner", "attempt_seed", "code_digest"]
+__all__ = ["INFRA_ERROR", "NOT_RUN", "SAMPLING", "AttemptRunner", "attempt_seed", "code_digest"]
 
 NOT_RUN = "not-run"
 """The status of a turn that had no program to execute."""
-_NO_PROGRAM = "the generation held no usable program"
+INFRA_ERROR = Status.INFRA_ERROR.value
+"""The status of a turn the sandbox failed twice to run (scores 0, flagged)."""
 SAMPLING = {"temperature": 1.0, "top_p": 1.0}
 """Benchmark sampling: the policy's own distribution, untempered, as avg@K measures it."""
 
@@ -66,17 +69,20 @@ class _TurnOutcome:
     exec_s: float
     generation_s: float
     infra_error: bool
-    outcome: Outcome | None
 
 
 @dataclass
 class _Trajectory:
-    competition: Competition
+    state: EpisodeState
     attempt: int
     seed: int | None = None
     source: str | None = None
     episode: Episode | None = None
     turns: list[_TurnOutcome] = field(default_factory=list)
+
+    @property
+    def competition(self) -> Competition:
+        return self.state.competition
 
     def result(self) -> AttemptResult:
         # Ties go to the earlier turn, and a valid 0 beats an invalid 0, so the reported status is the informative one.
@@ -104,8 +110,7 @@ class _Trajectory:
 @dataclass(frozen=True)
 class _Submission:
     trajectory: _Trajectory
-    code: str | None
-    not_run_reason: str = ""
+    submission: Submission
     generation_s: float = 0.0
     sample: Sample | None = None
 
@@ -116,25 +121,23 @@ class AttemptRunner:
     def __init__(self, executor: Executor, limits: Limits, workers: int, grader: Grader | None = None) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
-        self.executor = executor
         self.limits = limits
         self.workers = workers
-        self.grader = grader if grader is not None else Grader()
+        self.source = RealExecution(executor, limits, workers=1, grader=grader)
+        """Each run is one call of its own, `workers` of them at once, so results stream in as they finish."""
 
     def run_files(self, competitions: Sequence[Competition], files: dict[str, list[Path]]) -> list[TaskResult]:
         """One single-turn attempt per file: `files[task_id]` are that task's K solution files."""
         trajectories = [
-            _Trajectory(c, attempt, source=str(path)) for c in competitions for attempt, path in enumerate(files[c.id])
+            _Trajectory(EpisodeState(c, 1, self.limits), attempt, source=str(path))
+            for c in competitions
+            for attempt, path in enumerate(files[c.id])
         ]
 
         def submissions() -> Iterator[_Submission]:
             for trajectory in trajectories:
                 assert trajectory.source is not None
-                extracted = extract_code(Path(trajectory.source).read_text(errors="replace"))
-                if extracted.ok:
-                    yield _Submission(trajectory, extracted.code)
-                else:
-                    yield _Submission(trajectory, None, f"not run: {extracted.syntax_error}")
+                yield _Submission(trajectory, Submission.parse(Path(trajectory.source).read_text(errors="replace")))
 
         with self._pool() as pool:
             self._run_turn(pool, submissions(), "bench runs")
@@ -144,12 +147,12 @@ class AttemptRunner:
         self, policy: Policy, competitions: Sequence[Competition], k: int, seed: int, max_turns: int
     ) -> list[TaskResult]:
         """K episodes of up to `max_turns` turns per competition, generated by `policy` and executed for real."""
-        prompts = {c.id: task_prompt(c, 0, max_turns, self.limits) for c in competitions}
-        trajectories = [
-            _Trajectory(c, a, seed=attempt_seed(seed, c.id, a), episode=Episode(c, prompts[c.id]))
-            for c in competitions
-            for a in range(k)
-        ]
+        trajectories = []
+        for c in competitions:
+            for a in range(k):
+                state = EpisodeState(c, max_turns, self.limits)
+                episode = Episode(c, state.prompt)
+                trajectories.append(_Trajectory(state, a, seed=attempt_seed(seed, c.id, a), episode=episode))
         with self._pool() as pool:
             for turn in range(max_turns):
                 suffix = f" (turn {turn + 1}/{max_turns})" if max_turns > 1 else ""
@@ -158,10 +161,7 @@ class AttemptRunner:
                     len(trajectories),
                     "generating" + suffix,
                 )
-                done = self._run_turn(pool, generated, "bench runs" + suffix)
-                if turn + 1 < max_turns:
-                    for submission in done:
-                        _give_feedback(submission, turn + 1, max_turns)
+                self._run_turn(pool, generated, "bench runs" + suffix)
         return _task_results(competitions, trajectories)
 
     def _generate(self, policy: Policy, trajectory: _Trajectory, seed: int, turn: int) -> _Submission:
@@ -171,36 +171,27 @@ class AttemptRunner:
         if len(samples) != 1:
             raise RuntimeError(f"policy {policy.name!r} returned {len(samples)} samples for 1 episode")
         sample = samples[0]
-        if sample.code is None:
-            reason = f"not run: {sample.error or _NO_PROGRAM}"
-            return _Submission(trajectory, None, reason, sample.generation_s, sample)
-        return _Submission(trajectory, sample.code, "", sample.generation_s, sample)
+        return _Submission(trajectory, Submission.of_program(sample.code, sample.error), sample.generation_s, sample)
 
-    def _run_turn(self, pool: ThreadPoolExecutor, submissions: Iterable[_Submission], label: str) -> list[_Submission]:
-        """Execute every submission that has a program (others score 0 at once); record each turn's outcome."""
-        pending: dict[Future[Outcome], _Submission] = {}
-        done: list[_Submission] = []
-        for submission in submissions:
-            if submission.code is None:
-                submission.trajectory.turns.append(_not_run(submission))
-                done.append(submission)
+    def _run_turn(self, pool: ThreadPoolExecutor, submissions: Iterable[_Submission], label: str) -> None:
+        """Score every submission that has a program (others score 0 at once) and play the turn in its episode."""
+        pending: dict[Future[Score | None], _Submission] = {}
+        for submitted in submissions:
+            rollout = submitted.trajectory.state.rollout(submitted.submission)
+            if rollout is None:
+                _play(submitted, None)
             else:
-                pending[pool.submit(self._execute, submission.trajectory.competition, submission.code)] = submission
+                pending[pool.submit(self._score, rollout)] = submitted
         for future in console.track(as_completed(pending), len(pending), label):
-            submission = pending[future]
-            submission.trajectory.turns.append(_executed(future.result(), submission))
-            done.append(submission)
-        return done
+            _play(pending[future], future.result())
 
-    def _execute(self, competition: Competition, code: str) -> Outcome:
-        outcome = self._execute_once(competition, code)
-        if outcome.execution.status is Status.INFRA_ERROR:
-            outcome = self._execute_once(competition, code)
-        return outcome
-
-    def _execute_once(self, competition: Competition, code: str) -> Outcome:
-        with scratch_dir("wmrl-bench-") as workdir:
-            return execute_and_grade(competition, code, self.executor, self.limits, workdir, self.grader)
+    def _score(self, rollout: Rollout) -> Score | None:
+        """The rollout's real score; a sandbox failure (None) is retried once."""
+        for _ in range(2):
+            score = score_step(self.source, [[rollout]]).scores[0][0]
+            if score is not None:
+                return score
+        return None
 
     def _pool(self) -> _CancellingPool:
         return _CancellingPool(max_workers=self.workers)
@@ -214,23 +205,24 @@ class _CancellingPool(ThreadPoolExecutor):
         return None
 
 
-def _not_run(submission: _Submission) -> _TurnOutcome:
-    return _TurnOutcome(
-        position=0.0,
-        valid=False,
-        medal=None,
-        status=NOT_RUN,
-        reason=submission.not_run_reason,
-        score=None,
-        code_sha=None,
-        exec_s=0.0,
-        generation_s=submission.generation_s,
-        infra_error=False,
-        outcome=None,
-    )
+def _play(submitted: _Submission, score: Score | None) -> None:
+    """Record the turn in the attempt's episode, its outcome in the attempt, and its feedback in the policy's episode."""
+    trajectory = submitted.trajectory
+    result = trajectory.state.record(submitted.submission, score)
+    trajectory.turns.append(_turn_outcome(result, submitted.generation_s))
+    if trajectory.episode is not None and submitted.sample is not None and not result.terminated:
+        trajectory.episode.turns.append(Turn(submitted.sample, result.feedback))
 
 
-def _executed(outcome: Outcome, submission: _Submission) -> _TurnOutcome:
+def _turn_outcome(result: TurnResult, generation_s: float) -> _TurnOutcome:
+    not_run = result.not_run_grade
+    if not_run is not None:
+        return _TurnOutcome(0.0, False, None, NOT_RUN, not_run.reason, None, None, 0.0, generation_s, False)
+    code_sha = code_digest(result.submission.code or "")
+    if result.score is None or result.score.outcome is None:
+        reason = "the sandbox failed twice to run it (see the log)"
+        return _TurnOutcome(0.0, False, None, INFRA_ERROR, reason, None, code_sha, 0.0, generation_s, True)
+    outcome = result.score.outcome
     grade = outcome.grade
     medal = grade.medal.medal if grade.valid and grade.medal is not None else None
     score = grade.score if grade.valid and grade.score is not None and math.isfinite(grade.score) else None
@@ -241,28 +233,11 @@ def _executed(outcome: Outcome, submission: _Submission) -> _TurnOutcome:
         status=outcome.execution.status.value,
         reason=grade.reason,
         score=score,
-        code_sha=code_digest(submission.code or ""),
+        code_sha=code_sha,
         exec_s=outcome.execution.wall_s,
-        generation_s=submission.generation_s,
-        infra_error=outcome.execution.status is Status.INFRA_ERROR,
-        outcome=outcome,
+        generation_s=generation_s,
+        infra_error=False,
     )
-
-
-def _give_feedback(submission: _Submission, turn: int, max_turns: int) -> None:
-    """Append the turn and what the environment would have said about it to the episode."""
-    trajectory, sample = submission.trajectory, submission.sample
-    assert trajectory.episode is not None and sample is not None
-    last = trajectory.turns[-1]
-    best = max(t.position for t in trajectory.turns)
-    metric = trajectory.competition.metric
-    if last.outcome is None:
-        problem = sample.error or _NO_PROGRAM
-        grade = Grade(valid=False, reason=last.reason)
-        text = feedback_text(metric, turn, max_turns, None, grade, best, syntax_error=problem)
-    else:
-        text = feedback_text(metric, turn, max_turns, last.outcome.execution, last.outcome.grade, best)
-    trajectory.episode.turns.append(Turn(sample, text))
 
 
 def _task_results(competitions: Sequence[Competition], trajectories: Sequence[_Trajectory]) -> list[TaskResult]:

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wmrl_agents.grpo.world_model_spec import SPEC_FORMS, WorldModelSpec
 from wmrl_agents.policies.options_file import read_options_file
 
 from wmrl_envs import console
@@ -43,7 +44,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--world-model",
         default=None,
-        help="'proxy', 'surrogate:MODEL_PATH', 'llm:URL#MODEL', 'llm-local:MODEL_DIR' or 'llm-vllm:MODEL_DIR' (default: proxy)",
+        help=f"the world model of --reward world-model / corrected: {SPEC_FORMS} (default: proxy)",
     )
     train.add_argument(
         "--world-model-options",
@@ -131,7 +132,7 @@ def _llm_world_model(config: Any, options_file: Path | None) -> Any:
         return None
     from wmrl_envs.world_models.llm_server_settings import LLMServerSettings
 
-    if config.reward == "real" or not config.world_model.startswith("llm:"):
+    if config.reward == "real" or WorldModelSpec.parse(config.world_model).kind.name != "llm":
         raise WmrlError(
             f"--world-model-options sets up an llm:URL#MODEL world model, but this run's world model is "
             f"{config.world_model!r} with --reward {config.reward}; drop the file or use --world-model llm:URL#MODEL"

@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wmrl_agents.grpo.task_families import TASK_FAMILIES
+from wmrl_agents.grpo.world_model_spec import WorldModelSpec, WorldModelSpecError
+
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.sandbox.factory import BACKENDS
 from wmrl_envs.sandbox.ray_options import RayOptions
@@ -41,7 +44,6 @@ __all__ = [
     "PRESETS",
     "REWARD_SOURCES",
     "TASKS",
-    "WORLD_MODEL_SPECS",
     "ConfigError",
     "CorrectionsConfig",
     "GRPOConfig",
@@ -51,18 +53,12 @@ __all__ = [
 ]
 
 LOSS_TYPES = ("grpo", "dr_grpo")
-ADVANTAGE_STD = ("sample", "population")
+ADVANTAGE_STD = ("sample", "population", "none")
 REWARD_SOURCES = ("real", "world-model", "corrected")
 ESTIMATORS = ("fusion", "ppi")
 """How the corrected source's groups are combined into the step's gradient (`CorrectionsConfig.estimator`)."""
-WORLD_MODEL_SPECS = (
-    "'proxy', 'surrogate:MODEL_PATH' (from `wmrl world-model fit`), 'llm:URL#MODEL' (an OpenAI-compatible server), "
-    "'llm-local:MODEL_DIR' (a causal LM through transformers, in this process) or 'llm-vllm:MODEL_DIR' (the vLLM "
-    "engine in this process)"
-)
-"""The world-model specs `wmrl_agents.grpo.sources.build_predictor` takes (code tasks), as messages spell them."""
-TASKS = ("mledojo", "libero")
-"""Task families the trainer rolls out: code competitions, or LIBERO manipulation with a VLA."""
+TASKS = tuple(TASK_FAMILIES)
+"""Task families the trainer rolls out (`wmrl_agents.grpo.task_families`): code competitions, or LIBERO with a VLA."""
 LIBERO_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10", "libero_90")
 LIBERO_CAMERAS = ("image", "wrist_image")
 EXECUTORS = BACKENDS
@@ -230,8 +226,9 @@ class GRPOConfig:
     over a constant `dr_grpo_max_tokens`, advantages centred but not divided by the std (Liu et al., 2025)."""
     dr_grpo_max_tokens: int | None = None
     """Dr. GRPO's constant normaliser, in policy tokens per trajectory; None: the policy's per-turn cap x max_turns."""
-    advantage_std: str = "sample"
-    """The "grpo" loss's std convention within a group: "sample" (ddof 1, as TRL and verl) or "population"."""
+    advantage_std: str | None = None
+    """The std convention within a group: "sample" (ddof 1, as TRL and verl), "population", or "none" (centred
+    only); None: the loss's own, "sample" for "grpo" and "none" for "dr_grpo" (Liu et al.)."""
     ppo_epochs: int = 1
     """Updates on each batch; after the first, the ratio exp(logp - old_logp) moves away from 1 and clipping acts."""
     micro_batch_size: int = 8
@@ -256,7 +253,7 @@ class GRPOConfig:
     reward: str = "real"
     """How `wmrl train` scores rollouts: "real" execution, the "world-model" alone, or "corrected" (WMRL)."""
     world_model: str = "proxy"
-    """The world model of "world-model" / "corrected": "proxy", "surrogate:MODEL_PATH" or "llm:URL[#MODEL]"."""
+    """The world model of "world-model" / "corrected": a spec of `wmrl_agents.grpo.world_model_spec` ("proxy", ...)."""
     corrections: CorrectionsConfig = field(default_factory=CorrectionsConfig)
     """Anchors and corrections of the "corrected" source."""
     checkpoint_every: int = 10
@@ -294,7 +291,8 @@ class GRPOConfig:
         _number(self, "clip_epsilon", low=0.0, low_open=True, high=1.0, high_open=True)
         _number(self, "time_limit_s", low=0.0, low_open=True)
         _choice(self, "loss_type", LOSS_TYPES)
-        _choice(self, "advantage_std", ADVANTAGE_STD)
+        if self.advantage_std is not None:
+            _choice(self, "advantage_std", ADVANTAGE_STD)
         _choice(self, "reward", REWARD_SOURCES)
         _choice(self, "executor", EXECUTORS)
         _choice(self, "split", ("train", "held-out", "all"))
@@ -302,13 +300,15 @@ class GRPOConfig:
             _integer(self, "dr_grpo_max_tokens", 1)
         if self.data_root is not None and not isinstance(self.data_root, str):
             raise ConfigError(f"data_root must be a folder path (string) or null, got {self.data_root!r}")
-        if not isinstance(self.world_model, str) or not self.world_model:
-            raise ConfigError(f"world_model must be one of {WORLD_MODEL_SPECS}, got {self.world_model!r}")
+        try:
+            WorldModelSpec.parse(self.world_model)
+        except WorldModelSpecError as err:
+            raise ConfigError(f"world_model: {err}") from err
         if isinstance(self.corrections, Mapping):
             object.__setattr__(self, "corrections", _build(CorrectionsConfig, self.corrections, "corrections."))
         if not isinstance(self.corrections, CorrectionsConfig):
             raise ConfigError(f"corrections must be a mapping of CorrectionsConfig fields, got {self.corrections!r}")
-        _choice(self, "task", TASKS)
+        _choice(self, "task", tuple(TASK_FAMILIES))
         if isinstance(self.libero, Mapping):
             object.__setattr__(self, "libero", _build(LiberoConfig, self.libero, "libero."))
         if not isinstance(self.libero, LiberoConfig):
@@ -325,8 +325,10 @@ class GRPOConfig:
 
     @property
     def advantage_std_mode(self) -> str:
-        """The std convention `group_advantages` gets: Dr. GRPO only centres the rewards ("none")."""
-        return "none" if self.loss_type == "dr_grpo" else self.advantage_std
+        """The std convention `group_advantages` gets: `advantage_std`, or the loss's own (Dr. GRPO only centres)."""
+        if self.advantage_std is not None:
+            return self.advantage_std
+        return "none" if self.loss_type == "dr_grpo" else "sample"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GRPOConfig:

@@ -5,25 +5,24 @@ costs, so every second is counted where it is spent: real execution (the sandbox
 seconds of every real run, anchors of the corrected source included), world-model
 prediction, generation, and the update; plus GPU-hours where a GPU does the work.
 
-Reward seconds are counted by `MeteredSource`, a reward source that wraps another and
-adds up the `cost_s` of every score it returns: wrapping the real and the world-model
-sources *inside* `Corrected` counts the world model's predictions on anchor groups too,
-which `Corrected`'s own scores (the real ones, for an anchor group) do not carry. A
-rollout that got no score (a failed world-model call, an infrastructure failure) has no
-`cost_s`, yet the call took time: it is counted in `unscored` and `unscored_s`.
+Reward seconds are counted by `ComputeMeter`, an observer the reward source reports its
+scoring calls to (`wmrl_envs.rewards.observers`): `Corrected` reports each call to its
+real and world-model parts, so the world model's predictions on anchor groups are
+counted too. A rollout that got no score (a failed world-model call, an infrastructure
+failure) has no `cost_s`, yet the call took time: it is counted in `unscored` and
+`unscored_s`.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from wmrl_envs.rewards.base import RewardSource, Rollout, Score
+from wmrl_envs.rewards.base import Score
 
-__all__ = ["ComputeLedger", "MeteredSource", "install_meters"]
+__all__ = ["ComputeLedger", "ComputeMeter"]
 
 
 @dataclass
@@ -75,30 +74,25 @@ class ComputeLedger:
 _ADDED_LATER = {"unscored", "unscored_s"}
 
 
-class MeteredSource:
-    """A reward source that scores through `inner` and counts what its scores cost, real and predicted apart.
+class ComputeMeter:
+    """A score observer (`wmrl_envs.rewards.observers`) that counts what scoring cost, real and predicted apart.
 
     A score with an `outcome` came from a real run (its `cost_s` is the run's sandbox wall
     seconds); one without came from a prediction (its `cost_s` is the prediction's seconds).
+    A rollout that got no score has no `cost_s`, yet the call took time: its share of the
+    call's wall seconds is counted in `unscored_s`.
 
-    >>> real = MeteredSource(RealExecution())  # doctest: +SKIP
-    >>> _ = real.score(batch); real.take()  # doctest: +SKIP
+    >>> meter = ComputeMeter()  # doctest: +SKIP
+    >>> source = observe(RealExecution(), meter); _ = source.score(batch); meter.take()  # doctest: +SKIP
     ComputeLedger(real_execution_s=12.4, real_runs=3, ...)
     """
 
-    def __init__(self, inner: RewardSource) -> None:
-        if not callable(getattr(inner, "score", None)):
-            raise TypeError(f"MeteredSource needs a RewardSource (with score(batch)), got {type(inner).__name__}")
-        self.inner = inner
-        self.name = inner.name
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._spent = ComputeLedger()
 
-    def score(self, batch: Sequence[Rollout]) -> list[Score | None]:
-        """`inner.score(batch)`, counted."""
-        began = time.perf_counter()
-        scores = self.inner.score(batch)
-        wall_s = time.perf_counter() - began
+    def observed(self, scores: Sequence[Score | None], wall_s: float) -> None:
+        """Count one scoring call."""
         with self._lock:
             unscored = sum(score is None for score in scores)
             self._spent.unscored += unscored
@@ -112,37 +106,9 @@ class MeteredSource:
                 else:
                     self._spent.world_model_s += float(score.cost_s)
                     self._spent.world_model_predictions += 1
-        return scores
 
     def take(self) -> ComputeLedger:
         """What was counted since the last `take` (the counters restart at zero)."""
         with self._lock:
             taken, self._spent = self._spent, ComputeLedger()
         return taken
-
-
-def install_meters(source: RewardSource) -> tuple[RewardSource, list[MeteredSource]]:
-    """The source to score through and its meters.
-
-    A source built from a real and a world-model source (`Corrected`) keeps its identity: its two parts
-    are wrapped in place, so the world model's predictions on anchor groups are counted too. Any other
-    source is wrapped whole.
-    """
-    parts = ("real", "world_model")
-    if callable(getattr(source, "score_groups", None)) and all(
-        callable(getattr(getattr(source, part, None), "score", None)) for part in parts
-    ):
-        meters = []
-        for part in parts:
-            inner = getattr(source, part)
-            meter = inner if isinstance(inner, MeteredSource) else MeteredSource(inner)
-            setattr(source, part, meter)
-            meters.append(meter)
-        return source, meters
-    if callable(getattr(source, "score_groups", None)):
-        raise TypeError(
-            f"{type(source).__name__} scores groups but has no .real and .world_model sources to meter; "
-            "give the trainer a Corrected source or a plain RewardSource"
-        )
-    meter = source if isinstance(source, MeteredSource) else MeteredSource(source)
-    return meter, [meter]

@@ -13,8 +13,9 @@ world model on a model loaded in this process, through transformers or the vLLM 
 ``executor: ray`` they go to a Ray cluster with the config's ``ray`` options (its address,
 what each run reserves), through one executor that real runs and the proxy share.
 
-For ``task: libero`` the same three choices are terminal success, a progress world
-model, and the two through the same `Corrected` (`wmrl_agents.libero.sources`).
+Each task family builds its own (`wmrl_agents.grpo.task_families`): for ``task: libero``
+the same three choices are terminal success, a progress world model, and the two
+through the same `Corrected` (`wmrl_agents.libero.sources`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wmrl_agents.grpo.config import WORLD_MODEL_SPECS, ConfigError, GRPOConfig
+from wmrl_agents.grpo.config import ConfigError, GRPOConfig
+from wmrl_agents.grpo.task_families import task_family
+from wmrl_agents.grpo.world_model_spec import WorldModelSpec, WorldModelSpecError
 
 from wmrl_envs.corrections import (
     AdaptiveAnchorFraction,
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "build_predictor",
     "build_reward_source",
+    "code_reward_source",
     "corrected_source",
     "executor_of",
     "limits_of",
@@ -68,15 +72,23 @@ def build_reward_source(
     predictor: Predictor | None = None,
     executor: str | Executor | None = None,
 ) -> RewardSource:
-    """The source `config.reward` names; real runs are appended to `log` when one is given.
+    """The source `config.reward` names, built by the config's task family (`wmrl_agents.grpo.task_families`).
 
-    `predictor` is a world model built elsewhere (e.g. one shared by several runs); None builds
-    the one `config.world_model` names. `executor` is the sandbox runs go through (None: `executor_of`).
+    Real runs are appended to `log` when one is given. `predictor` is a world model built elsewhere (e.g. one
+    shared by several runs); None builds the one `config.world_model` names. `executor` is the sandbox runs go
+    through (None: `executor_of`).
     """
-    if config.task == "libero":
-        from wmrl_agents.libero.sources import build_libero_source
+    return task_family(config.task).make_reward_source(config, predictor, log=log, executor=executor)
 
-        return build_libero_source(config, predictor)
+
+def code_reward_source(
+    config: GRPOConfig,
+    predictor: Predictor | None = None,
+    *,
+    log: ExecutionLog | None = None,
+    executor: str | Executor | None = None,
+) -> RewardSource:
+    """The code-task family's source: real execution, a world model over `predictor`, or both corrected."""
     if config.reward == "real":
         return _real(config, log, executor)
     if config.reward == "corrected" and executor is None:
@@ -108,34 +120,33 @@ def corrected_source(config: GRPOConfig, real: RewardSource, world_model: Reward
 
 
 def build_predictor(spec: str, config: GRPOConfig, executor: str | Executor | None = None) -> Predictor:
-    """The world model named by `spec` (see `WORLD_MODEL_SPECS`).
+    """The code-task world model named by `spec` (`wmrl_agents.grpo.world_model_spec`).
 
     `executor` is the sandbox the proxy runs in (None: `executor_of`).
     """
-    if spec == "proxy":
+    try:
+        parsed = WorldModelSpec.parse(spec)
+        parsed.require_family("mledojo")
+    except WorldModelSpecError as err:
+        raise ConfigError(str(err)) from err
+    kind, target = parsed.kind.name, parsed.target
+    if kind == "proxy":
         from wmrl_envs.world_models import CheapExecutionProxy
 
         sandbox = executor if executor is not None else executor_of(config)
         return CheapExecutionProxy(sandbox, limits_of(config), workers=config.workers)
-    kind, _, rest = spec.partition(":")
-    if kind == "surrogate" and rest:
+    if kind == "surrogate":
         from wmrl_envs.world_models import LearnedSurrogate
 
-        return LearnedSurrogate.load(Path(rest))
-    if kind == "llm" and rest:
+        return LearnedSurrogate.load(Path(target))
+    if kind == "llm":
         from wmrl_envs.world_models.llm_server_settings import LLMServerSettings
 
-        if not rest.partition("#")[2]:
-            raise ConfigError(
-                f"world model {spec!r} names no model; write llm:URL#MODEL, e.g. llm:http://127.0.0.1:8000/v1#Qwen/Qwen3.5-9B"
-            )
         try:
-            return LLMServerSettings().world_model(spec)
+            return LLMServerSettings().world_model(str(parsed))
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-    if kind in ("llm-local", "llm-vllm") and rest:
-        return _in_process_llm(kind, rest)
-    raise ConfigError(f"unknown world model {spec!r}; use {WORLD_MODEL_SPECS}")
+    return _in_process_llm(kind, target)
 
 
 _NO_THINKING = {"enable_thinking": False}

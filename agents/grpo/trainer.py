@@ -36,17 +36,19 @@ import numpy as np
 import torch
 from wmrl_agents.grpo.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
 from wmrl_agents.grpo.config import GRPOConfig
-from wmrl_agents.grpo.ledger import ComputeLedger, install_meters
+from wmrl_agents.grpo.ledger import ComputeLedger, ComputeMeter
 from wmrl_agents.grpo.loss import LossStats, grpo_loss
 from wmrl_agents.grpo.rng import capture_rng, restore_rng
-from wmrl_agents.grpo.rollouts import CodeRollouts, RolloutCollector, StepRollouts, Trajectory
-from wmrl_agents.grpo.sources import build_reward_source, limits_of
+from wmrl_agents.grpo.rollouts import RolloutCollector, StepRollouts, Trajectory
+from wmrl_agents.grpo.sources import build_reward_source
 from wmrl_agents.grpo.step_log import StepLog
+from wmrl_agents.grpo.task_families import task_family
 from wmrl_agents.policies.factory import describe_policy
 from wmrl_agents.policy import Policy
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.rewards import RewardSource, group_advantages, prediction_powered_advantages
+from wmrl_envs.rewards.observers import observe
 
 __all__ = ["GRPOTrainer"]
 
@@ -83,10 +85,10 @@ class GRPOTrainer:
         self.policy = policy
         self.config = config
         self.out_dir = Path(out_dir)
-        self.source, self._meters = install_meters(
-            reward_source if reward_source is not None else build_reward_source(config)
-        )
-        self.collector = collector if collector is not None else _default_collector(config, competitions)
+        self._meter = ComputeMeter()
+        self.source = observe(reward_source if reward_source is not None else build_reward_source(config), self._meter)
+        family = task_family(config.task)
+        self.collector = collector if collector is not None else family.make_collector(config, competitions)
         self.parameters = list(policy.trainable_parameters())
         if not self.parameters:
             raise ValueError(f"policy {policy.name!r} has no trainable parameters")
@@ -130,8 +132,7 @@ class GRPOTrainer:
         update_began = time.perf_counter()
         update = self._update(rollouts)
         spent = ComputeLedger(generation_s=rollouts.generation_s, update_s=time.perf_counter() - update_began)
-        for meter in self._meters:
-            spent.add(meter.take())
+        spent.add(self._meter.take())
         spent.step_s = time.perf_counter() - began
         if self._on_cuda():
             spent.gpu_hours = spent.step_s * torch.cuda.device_count() / 3600.0
@@ -367,29 +368,6 @@ class GRPOTrainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
         return summary
-
-
-def _default_collector(config: GRPOConfig, competitions: Sequence[Competition] | None) -> RolloutCollector:
-    """The collector of `config.task`: the competitions of its split, or its LIBERO tasks."""
-    if config.task == "libero":
-        if competitions is not None:
-            raise ValueError("competitions are for code tasks; a LIBERO run takes its tasks from config.libero")
-        from wmrl_agents.libero.rollouts import LiberoRollouts
-
-        return LiberoRollouts.from_config(config)
-    if competitions is None:
-        from wmrl_tasks.mledojo.catalog import load_competitions
-
-        competitions = load_competitions(config.split, config.data_root)
-    return CodeRollouts(
-        competitions,
-        groups_per_step=config.groups_per_step,
-        group_size=config.group_size,
-        max_turns=config.max_turns,
-        limits=limits_of(config),
-        temperature=config.temperature,
-        top_p=config.top_p,
-    )
 
 
 def _old_logprobs(trajectory: Trajectory) -> torch.Tensor:

@@ -24,11 +24,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 from wmrl_agents.grpo.config import GRPOConfig, LiberoConfig
-from wmrl_agents.grpo.rollouts import StepRollouts, Trajectory, score_groups_of
+from wmrl_agents.grpo.rollouts import StepRollouts, Trajectory
 from wmrl_agents.policies.vla.base import ACTION_DIM, ActionTrajectory, VLAPolicy
 from wmrl_agents.policy import Episode, Sample, Turn
 
 from wmrl_envs.rewards.base import GroupScore, RewardSource, Score
+from wmrl_envs.rewards.scoring import score_step
 
 from .episodes import EpisodeStart, VLAEpisode, make_envs, run_episodes
 
@@ -76,8 +77,10 @@ class LiberoRollouts:
         self._envs: dict[int, list[gym.Env]] = {}
 
     @classmethod
-    def from_config(cls, config: GRPOConfig) -> LiberoRollouts:
+    def from_config(cls, config: GRPOConfig, competitions: object = None) -> LiberoRollouts:
         """The collector of a ``task: libero`` config (one turn per trajectory: an episode is one sample)."""
+        if competitions is not None:
+            raise ValueError("competitions are for code tasks; a LIBERO run takes its tasks from config.libero")
         if config.max_turns != 1:
             raise ValueError(
                 f"a LIBERO episode is one trajectory of one turn; set max_turns to 1, not {config.max_turns}"
@@ -108,14 +111,14 @@ class LiberoRollouts:
                 policy, self._task_envs(task_id), starts, temperature=self.temperature, generator=generator
             )
             episodes.append(ran)
-        scored = score_groups_of(source, [[e.rollout for e in group] for group in episodes], step_index)
+        scored = score_step(source, [[e.rollout for e in group] for group in episodes], step=step_index)
         for group, group_scores in zip(episodes, scored.scores, strict=True):
             groups.append([episode_trajectory(e, s) for e, s in zip(group, group_scores, strict=True)])
         group_scores = [
             GroupScore(rewards=[t.reward for t in group], source=source_name, weight=weight)
             for group, source_name, weight in zip(groups, scored.sources, scored.weights, strict=True)
         ]
-        labels = scored.sources if callable(getattr(source, "score_groups", None)) else [source.name] * len(groups)
+        labels = scored.labels
         generation_s = sum(e.policy_s for group in episodes for e in group)
         tasks = [f"{self.settings.suite}/{task_id}@{init_state}" for task_id, init_state, _ in plan]
         diagnostics = [scored.diagnostics] if scored.diagnostics else []

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from wmrl_agents.grpo.config import ConfigError, GRPOConfig
 from wmrl_agents.grpo.sources import corrected_source
+from wmrl_agents.grpo.world_model_spec import WorldModelSpec, WorldModelSpecError
 from wmrl_tasks.libero import HTTPProgressModel, ProgressPredictor, ProgressWorldModel, TerminalSuccess
 
 from wmrl_envs.rewards import RewardSource
@@ -23,8 +24,16 @@ from wmrl_envs.rewards import RewardSource
 __all__ = ["build_libero_source", "build_progress_model"]
 
 
-def build_libero_source(config: GRPOConfig, predictor: ProgressPredictor | None = None) -> RewardSource:
-    """The source `config.reward` names for LIBERO episodes; `predictor` overrides `config.world_model`."""
+def build_libero_source(
+    config: GRPOConfig, predictor: ProgressPredictor | None = None, *, log: object = None, executor: object = None
+) -> RewardSource:
+    """The source `config.reward` names for LIBERO episodes; `predictor` overrides `config.world_model`.
+
+    `log` and `executor` (the code tasks' execution log and sandbox) do not apply: a LIBERO episode runs in the
+    simulator, and one given is refused rather than ignored.
+    """
+    if log is not None or executor is not None:
+        raise ValueError("LIBERO episodes run in the simulator: an execution log or sandbox executor does not apply")
     if config.reward == "real":
         return TerminalSuccess()
     world_model = ProgressWorldModel(predictor if predictor is not None else build_progress_model(config.world_model))
@@ -34,15 +43,14 @@ def build_libero_source(config: GRPOConfig, predictor: ProgressPredictor | None 
 
 
 def build_progress_model(spec: str) -> ProgressPredictor:
-    """The progress model named by `spec`: "tiny-progress:PATH" or "progress-http:URL"."""
-    kind, _, rest = spec.partition(":")
-    if kind == "tiny-progress" and rest:
+    """The progress model named by `spec` (`wmrl_agents.grpo.world_model_spec`): tiny-progress or progress-http."""
+    try:
+        parsed = WorldModelSpec.parse(spec)
+        parsed.require_family("libero")
+    except WorldModelSpecError as err:
+        raise ConfigError(str(err)) from err
+    if parsed.kind.name == "tiny-progress":
         from wmrl_tasks.libero import TinyProgressModel
 
-        return TinyProgressModel.load(Path(rest))
-    if kind == "progress-http" and rest:
-        return HTTPProgressModel(rest)
-    raise ConfigError(
-        f"world model {spec!r} is not a LIBERO progress model; use 'tiny-progress:PATH' (a TinyProgressModel file) "
-        "or 'progress-http:URL' (an external progress model such as Robometer over HTTP)"
-    )
+        return TinyProgressModel.load(Path(parsed.target))
+    return HTTPProgressModel(parsed.target)

@@ -12,41 +12,31 @@ whole best is paid on the last step.
 
 Where the score comes from is a `RewardSource` (default: `RealExecution`); a world model
 or the corrected WMRL source plugs in with ``reward_source=``. `begin_step` / `end_step`
-split a step around scoring so a vector wrapper can score a whole group at once.
+split a step around scoring so a vector wrapper can score a whole group at once; the
+episode's rules themselves live in `wmrl_tasks.mledojo.episode`, shared with the trainer,
+the benchmark and the RL-library adapters.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from wmrl_envs.code_extraction import ExtractedCode, extract_code
 from wmrl_envs.competition import Competition
-from wmrl_envs.grading import Grade
 from wmrl_envs.outcome import execution_summary
-from wmrl_envs.rewards import RealExecution, RewardSource, Rollout, Score
+from wmrl_envs.rewards import RealExecution, RewardSource
 from wmrl_envs.sandbox.base import Executor, Limits
 from wmrl_envs.spaces import UnicodeText
 
 from .catalog import load_competitions, select_competition
-from .prompt import feedback_text, predicted_feedback_text, task_prompt
+from .episode import EpisodeState, Submission, TurnResult, score_turn
 
-__all__ = ["MLEDojoEnv", "PendingStep"]
+__all__ = ["MLEDojoEnv"]
 
 REWARD_MODES = ("improvement", "final")
 MAX_TEXT = 1_000_000
-
-
-@dataclass(frozen=True)
-class PendingStep:
-    """A submission taken but not yet scored: `rollout` is None when the code does not parse."""
-
-    turn: int
-    extracted: ExtractedCode
-    rollout: Rollout | None
 
 
 class MLEDojoEnv(gym.Env[str, str]):
@@ -57,7 +47,9 @@ class MLEDojoEnv(gym.Env[str, str]):
     >>> prompt, info = env.reset(seed=0)  # doctest: +SKIP
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    score_turn = staticmethod(score_turn)
+    """The episode engine's scoring of a turn (`wmrl_tasks.mledojo.episode.score_turn`), for vector wrappers."""
 
     def __init__(
         self,
@@ -93,16 +85,16 @@ class MLEDojoEnv(gym.Env[str, str]):
         self.observation_space = UnicodeText(max_length=MAX_TEXT)
         self.action_space = UnicodeText(max_length=MAX_TEXT)
         self.competition: Competition | None = None
-        self._turn = 0
-        self._best = 0.0
+        self.episode: EpisodeState | None = None
+        """The episode being played (`wmrl_tasks.mledojo.episode`): its turns, scores and best position."""
         self._last_text = ""
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode on `options["task"]`, the fixed task, or a seeded random task of the split."""
         super().reset(seed=seed)
         self.competition = self._choose(options or {})
-        self._turn, self._best = 0, 0.0
-        self._last_text = task_prompt(self.competition, 0, self.max_turns, self.limits)
+        self.episode = EpisodeState(self.competition, self.max_turns, self.limits)
+        self._last_text = self.episode.prompt
         c = self.competition
         info = {
             "task": c.id,
@@ -116,36 +108,34 @@ class MLEDojoEnv(gym.Env[str, str]):
         return self._last_text, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Score one submission with the reward source; the episode ends after `max_turns` submissions."""
-        pending = self.begin_step(action)
-        score = None if pending.rollout is None else self.reward_source.score([pending.rollout])[0]
-        return self.end_step(pending, score)
+        """Score one submission with the reward source; the episode ends after `max_turns` submissions.
 
-    def begin_step(self, action: str) -> PendingStep:
-        """Take the agent's text as this turn's submission, to be scored by the caller."""
-        if self.competition is None:
+        The episode's turns are one step of the source (``turn`` 0, 1, ...), so a `Corrected` source that
+        anchors the episode anchors all of its turns.
+        """
+        submission = self.begin_step(action)
+        assert self.episode is not None
+        scored = self.score_turn(self.reward_source, [[self.episode]], [[submission]], turn=self.episode.turn)
+        return self.end_step(scored.results[0][0])
+
+    def begin_step(self, action: str) -> Submission:
+        """Take the agent's text as this turn's submission, to be scored by the caller (`score_turn`)."""
+        if self.episode is None:
             raise RuntimeError("call reset() before step()")
-        if self._turn >= self.max_turns:
+        if self.episode.over:
             raise RuntimeError(f"the episode is over ({self.max_turns} submissions made); call reset()")
         if not isinstance(action, str):
             raise TypeError(f"the action must be the agent's text (str), got {type(action).__name__}")
-        self._turn += 1
-        extracted = extract_code(action)
-        rollout = Rollout(self.competition, extracted.code) if extracted.ok else None
-        return PendingStep(self._turn, extracted, rollout)
+        return Submission.parse(action)
 
-    def end_step(self, pending: PendingStep, score: Score | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Finish a step begun with `begin_step`, given its score (None: could not be scored, rewarded 0)."""
-        assert self.competition is not None
-        if pending.turn != self._turn:
-            raise RuntimeError(f"end_step for turn {pending.turn}, but the episode is at turn {self._turn}")
-        position = float(score.value) if score is not None else 0.0
-        best_before, self._best = self._best, max(self._best, position)
-        terminated = self._turn >= self.max_turns
-        reward = self._reward(best_before, terminated)
-        self._last_text = self._feedback(pending, score)
-        info = self._step_info(pending, score, position)
-        return self._last_text, reward, terminated, False, info
+    def end_step(self, result: TurnResult) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Finish a step begun with `begin_step`, given the turn `score_turn` recorded in this episode."""
+        if self.episode is None or result.turn != self.episode.turn:
+            at = "no episode" if self.episode is None else f"turn {self.episode.turn}"
+            raise RuntimeError(f"end_step for turn {result.turn}, but the episode is at {at}")
+        reward = self._reward(result)
+        self._last_text = result.feedback
+        return self._last_text, reward, result.terminated, False, self._step_info(result)
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, the last prompt or feedback text."""
@@ -161,38 +151,29 @@ class MLEDojoEnv(gym.Env[str, str]):
         index = int(self.np_random.integers(len(self.competitions)))
         return self.competitions[index]
 
-    def _reward(self, best_before: float, terminated: bool) -> float:
+    def _reward(self, result: TurnResult) -> float:
         if self.reward_mode == "improvement":
-            return float(self._best - best_before)
-        return float(self._best) if terminated else 0.0
+            return float(result.best - result.best_before)
+        return float(result.best) if result.terminated else 0.0
 
-    def _feedback(self, pending: PendingStep, score: Score | None) -> str:
+    def _step_info(self, result: TurnResult) -> dict[str, Any]:
         assert self.competition is not None
-        metric, turn = self.competition.metric, pending.turn
-        if pending.rollout is None:
-            grade = Grade(valid=False, reason=f"not run: {pending.extracted.syntax_error}")
-            return feedback_text(metric, turn, self.max_turns, None, grade, self._best, pending.extracted.syntax_error)
-        if score is not None and score.outcome is not None:
-            outcome = score.outcome
-            return feedback_text(metric, turn, self.max_turns, outcome.execution, outcome.grade, self._best)
-        return predicted_feedback_text(turn, self.max_turns, score, self._best)
-
-    def _step_info(self, pending: PendingStep, score: Score | None, position: float) -> dict[str, Any]:
-        assert self.competition is not None
+        score, submission = result.score, result.submission
         info: dict[str, Any] = {
             "task": self.competition.id,
-            "turn": pending.turn,
-            "code_source": pending.extracted.source,
-            "scored": pending.rollout is None or score is not None,
+            "turn": result.turn,
+            "code_source": submission.code_source,
+            "scored": result.value is not None,
             "reward_source": None if score is None else score.source,
         }
-        if pending.rollout is None:
-            info.update(Grade(valid=False, reason=f"not run: {pending.extracted.syntax_error}").to_dict())
+        not_run = result.not_run_grade
+        if not_run is not None:
+            info.update(not_run.to_dict())
         elif score is not None and score.outcome is not None:
             info.update(score.outcome.grade.to_dict())
         else:
             info.update(valid=None, reason="predicted by the world model" if score else "could not be scored")
         info["exec"] = None if score is None or score.outcome is None else execution_summary(score.outcome.execution)
-        info["position_score"] = position
-        info["best_position"] = self._best
+        info["position_score"] = result.value if result.value is not None else 0.0
+        info["best_position"] = result.best
         return info

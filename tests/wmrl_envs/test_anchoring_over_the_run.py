@@ -64,3 +64,27 @@ def test_twenty_single_group_calls_anchor_the_configured_fraction_not_every_grou
     assert 1 <= anchored <= 4 and anchored == expected  # ceil(fraction * 20); a floor per call anchored all 20
     assert real.runs == G * anchored
     assert source.scheduler.realized_fraction == pytest.approx(expected / 20)
+
+
+def test_a_multi_turn_group_is_an_anchor_or_not_for_its_whole_episode(pool_root) -> None:
+    real = CountingReal()
+    envs = gym.make_vec(
+        "WMRL-MLEDojo-v0", num_envs=G, vectorization_mode="sync", split="all", data_root=pool_root, max_turns=3
+    )
+    source = Corrected(real, WorldModel(SquaringPredictor()), scheduler=AnchorScheduler(fraction=0.3, seed=1))
+    group = GroupVectorEnv(envs, source, autoreset_mode="SameStep")
+    episodes: list[list[str]] = [[]]
+    try:
+        group.reset(seed=0)
+        for call in range(30):
+            replies = [f"```python\n# score={0.1 + 0.2 * i + 0.01 * call:.2f}\nprint(1)\n```" for i in range(G)]
+            _, _, terminated, _, infos = group.step(replies)
+            episodes[-1].append(infos["final_info"]["group_source"][0] if terminated.all() else infos["group_source"][0])
+            if terminated.all():
+                episodes.append([])
+    finally:
+        group.close()
+    finished = [e for e in episodes if e]
+    assert len(finished) == 10 and all(len(e) == 3 and len(set(e)) == 1 for e in finished), finished
+    anchored = sum(e[0] == "anchor" for e in finished)
+    assert 1 <= anchored <= 9 and real.runs == anchored * 3 * G, "an anchored episode runs every turn for real"

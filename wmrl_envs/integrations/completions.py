@@ -8,9 +8,10 @@ sent to the reward source (running or predicting it would only cost time).
 
 Groups are runs of consecutive items with the same group key (trainers lay out the
 G completions of one prompt next to each other), cut into chunks of `group_size`
-when it is given, so two neighbouring rows with the same prompt stay two groups. A source that scores whole groups
-(`Corrected`) gets them as groups, so anchors, calibration and weights are per GRPO
-group; any other source scores the flat batch and every group weighs 1.
+when it is given, so two neighbouring rows with the same prompt stay two groups. The groups
+are scored in one `score_step` call: a source that scores whole groups (`Corrected`) gets
+them as groups, so anchors, calibration and weights are per GRPO group; any other source
+scores the flat batch and every group weighs 1.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from itertools import groupby
 
 from wmrl_envs.code_extraction import extract_code
 from wmrl_envs.competition import Competition
+from wmrl_envs.corrections.fusion import normalised_weights
 from wmrl_envs.rewards.base import RewardSource, Rollout, Score
+from wmrl_envs.rewards.scoring import score_step
 
 __all__ = ["CompetitionLookup", "ScoredCompletion", "resolve_competition", "score_completions"]
 
@@ -31,10 +34,16 @@ CompetitionLookup = Mapping[str, Competition] | Callable[[str], Competition]
 
 @dataclass(frozen=True)
 class ScoredCompletion:
-    """One completion's reward (None: could not score), its group's weight and source, and the Score behind it."""
+    """One completion's reward (None: could not score), its group's weight and source, and the Score behind it.
+
+    `weight` is the group's raw weight (an anchor's is in [1, 4]); `scale` is that weight normalised to average 1
+    over the call's scored completions (`normalised_weights`), the factor the group's advantages should carry, as in
+    the reference trainer's fusion.
+    """
 
     reward: float | None
     weight: float
+    scale: float
     group_source: str
     score: Score | None
 
@@ -64,23 +73,14 @@ def score_completions(
         start = end
     parsed = [[i for i in span if extracted[i].ok] for span in spans]
     rollouts = [[Rollout(items[i][1], extracted[i].code) for i in group] for group in parsed]
-
-    by_item: list[ScoredCompletion] = [ScoredCompletion(0.0, 1.0, "not_parsed", None)] * len(items)
-    score_groups = getattr(source, "score_groups", None)
-    if callable(score_groups):
-        for span, group, group_score in zip(spans, parsed, score_groups(rollouts)):
-            for i in span:  # unparsed replies share their group's weight, so the group scales as a whole
-                by_item[i] = ScoredCompletion(0.0, group_score.weight, group_score.source, None)
-            for i, score in zip(group, group_score.scores):
-                by_item[i] = ScoredCompletion(_value(score), group_score.weight, group_score.source, score)
-        return by_item
-    flat = [i for group in parsed for i in group]
-    scores = list(source.score([r for group in rollouts for r in group])) if flat else []
-    name = getattr(source, "name", type(source).__name__)
-    for i, score in zip(flat, scores, strict=True):
-        by_item[i] = ScoredCompletion(_value(score), 1.0, name, score)
+    scored = score_step(source, rollouts)
+    sizes = [len(span) - sum(score is None for score in group) for span, group in zip(spans, scored.scores)]
+    scales = normalised_weights(scored.weights, sizes)
+    by_item: list[ScoredCompletion] = [ScoredCompletion(0.0, 1.0, 1.0, "not_parsed", None)] * len(items)
+    for g, (span, group) in enumerate(zip(spans, parsed, strict=True)):
+        weight, scale, label = scored.weights[g], scales[g], scored.labels[g]
+        for i in span:  # unparsed replies share their group's weight, so the group scales as a whole
+            by_item[i] = ScoredCompletion(0.0, weight, scale, label, None)
+        for i, score in zip(group, scored.scores[g], strict=True):
+            by_item[i] = ScoredCompletion(None if score is None else float(score.value), weight, scale, label, score)
     return by_item
-
-
-def _value(score: Score | None) -> float | None:
-    return None if score is None else float(score.value)

@@ -9,16 +9,19 @@ advantage, which is exactly WMRL's rule. The task id comes from a dataset column
 the same prompt, side by side in a batch, still form separate groups of G.
 
 Group weights and TRL's ``scale_rewards``: this function returns each reward
-multiplied by its group's weight (the anchor weight, 1, or 0 once fallen back).
-Scaling a group's rewards by w scales its advantages ``r - mean(r)`` by w only when
-TRL does not then divide by a std; so set ``GRPOConfig(scale_rewards="none")`` (the
-Dr. GRPO setting). With ``"group"`` (TRL's default) the division cancels w exactly;
-with ``"batch"`` it distorts it. Pass ``apply_weights=False`` to get unweighted
-rewards (e.g. to log real scores) with any setting.
+multiplied by its group's weight normalised over the call's groups (the weights
+average 1 over the scored completions, as in the reference trainer's fusion: an anchor
+group's raw weight of up to 4 is relative, not a 4x reward). Scaling a group's rewards
+by w scales its advantages ``r - mean(r)`` by w only when TRL does not then divide by
+a std; so set ``GRPOConfig(scale_rewards="none")`` (the Dr. GRPO setting). With
+``"group"`` (TRL's default) the division cancels w exactly; with ``"batch"`` it
+distorts it. Pass ``apply_weights=False`` to get unweighted rewards (e.g. to log real
+scores) with any setting.
 
-What TRL logs: its ``rewards/<name>/mean`` (and ``reward``) are these weighted rewards, so
-an anchor group counts up to 4x there; ``wmrl/unweighted_reward_mean`` is the mean of the
-scores themselves, beside ``wmrl/mean_group_weight``, ``wmrl/anchor_fraction`` and
+What TRL logs: its ``rewards/<name>/mean`` (and ``reward``) are these weighted rewards
+(an anchor group's scores count more there, a fallen-back world-model group's less);
+``wmrl/unweighted_reward_mean`` is the mean of the scores themselves, beside
+``wmrl/mean_group_weight`` (the raw weights), ``wmrl/anchor_fraction`` and
 ``wmrl/scored_fraction``.
 
 `trl_dataset` builds the training set from the environment itself: one row per task, the
@@ -42,12 +45,12 @@ from typing import Any
 
 import gymnasium as gym
 
+from wmrl_envs.competition import Competition
 from wmrl_envs.integrations.completions import (
     CompetitionLookup,
     resolve_competition,
     score_completions,
 )
-from wmrl_envs.competition import Competition
 from wmrl_envs.rewards.base import ANCHOR, RewardSource
 
 __all__ = ["completion_text", "trl_dataset", "trl_reward_func"]
@@ -81,7 +84,7 @@ def trl_reward_func(
         ]
         scored = score_completions(reward_source, items, group_size=num_generations)
         rewards = [
-            None if s.reward is None else s.reward * (s.weight if apply_weights else 1.0) for s in scored
+            None if s.reward is None else s.reward * (s.scale if apply_weights else 1.0) for s in scored
         ]
         _log(kwargs, scored)
         return rewards

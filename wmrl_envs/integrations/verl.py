@@ -7,7 +7,9 @@ verl's reward managers call a user function per sample,
 dataset's ``reward_model.ground_truth``).
 
 verl has no "could not score" channel: a reward must be a number. So each call
-returns a dict, ``{"score": ..., "scored": 1.0 or 0.0, "weight": ...}``: an unscored
+returns a dict, ``{"score": ..., "scored": 1.0 or 0.0, "weight": ..., "scale": ...}`` (the
+group's raw weight, and that weight normalised over the batch's groups, which the batch
+function multiplies the score by): an unscored
 sample gets score 0.0 and ``scored = 0.0``, which verl keeps in
 ``reward_extra_info`` for filtering and logging. Prefer a source that rarely fails.
 
@@ -47,9 +49,9 @@ def _task_id(ground_truth: Any, extra_info: dict[str, Any] | None) -> str:
 
 def _result(scored: ScoredCompletion, apply_weights: bool) -> dict[str, float]:
     if scored.reward is None:
-        return {"score": 0.0, "scored": 0.0, "weight": scored.weight}
-    value = scored.reward * (scored.weight if apply_weights else 1.0)
-    return {"score": value, "scored": 1.0, "weight": scored.weight}
+        return {"score": 0.0, "scored": 0.0, "weight": scored.weight, "scale": scored.scale}
+    value = scored.reward * (scored.scale if apply_weights else 1.0)
+    return {"score": value, "scored": 1.0, "weight": scored.weight, "scale": scored.scale}
 
 
 def _check(reward_source: Any) -> None:

@@ -12,7 +12,9 @@ from wmrl_envs.rewards.base import (
     code_rollouts,
 )
 from wmrl_envs.rewards.corrected import Corrected
+from wmrl_envs.rewards.observers import Observed, Observers, ScoreObserver, observe
 from wmrl_envs.rewards.real import RealExecution
+from wmrl_envs.rewards.scoring import GroupScoring, groups_scored_together, score_step
 from wmrl_envs.rewards.world_model import WorldModel
 
 __all__ = [
@@ -21,12 +23,19 @@ __all__ = [
     "Corrected",
     "GroupRewardSource",
     "GroupScore",
+    "GroupScoring",
+    "Observed",
+    "Observers",
     "RealExecution",
     "RewardSource",
     "Rollout",
     "Score",
+    "ScoreObserver",
     "WorldModel",
     "code_rollouts",
     "group_advantages",
+    "groups_scored_together",
+    "observe",
     "prediction_powered_advantages",
+    "score_step",
 ]

@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -69,6 +70,7 @@ from wmrl_envs.rewards.base import (
     RewardSource,
     Score,
 )
+from wmrl_envs.rewards.observers import Observers
 
 __all__ = ["Corrected"]
 
@@ -122,6 +124,8 @@ class Corrected:
         )
         self._next_step = 0
         self._open_step: tuple[int, int, list[int]] | None = None
+        self.observers = Observers()
+        """Told about every call to the real and world-model parts (`wmrl_envs.rewards.observers`)."""
 
     def score(self, batch: Sequence[Any]) -> list[Score | None]:
         """Score `batch` as one group at the next step (an anchor as often as the anchor fraction says)."""
@@ -219,8 +223,8 @@ class Corrected:
         anchor_batch = [r for g in sorted(anchors) for r in groups[g]]
         all_batch = [r for group in groups for r in group]
         with ThreadPoolExecutor(max_workers=2) as pool:
-            real_future = pool.submit(_score_with, self.real, anchor_batch, "real")
-            predicted_flat = _score_with(self.world_model, all_batch, "world_model")
+            real_future = pool.submit(_score_with, self.real, anchor_batch, "real", self.observers)
+            predicted_flat = _score_with(self.world_model, all_batch, "world_model", self.observers)
             real_flat = real_future.result()
         real_iter, predicted_iter = iter(real_flat), iter(predicted_flat)
         real = [[next(real_iter) for _ in group] if g in anchors else [] for g, group in enumerate(groups)]
@@ -317,11 +321,13 @@ def _checked_group(group: Sequence[Any], index: int) -> list[Any]:
     return items
 
 
-def _score_with(source: RewardSource[Any], batch: list[Any], role: str) -> list[Score | None]:
-    """`source.score(batch)`, checked: one entry per rollout; NaN/inf become None, values clipped to [0, 1]."""
+def _score_with(source: RewardSource[Any], batch: list[Any], role: str, observers: Observers) -> list[Score | None]:
+    """`source.score(batch)`, reported and checked: one entry per rollout; NaN/inf become None, clipped to [0, 1]."""
     if not batch:
         return []
+    began = time.perf_counter()
     scores = list(source.score(batch))
+    observers.report(scores, time.perf_counter() - began)
     if len(scores) != len(batch):
         raise ValueError(
             f"the {role} reward source {type(source).__name__} returned {len(scores)} scores for {len(batch)} "

@@ -25,6 +25,9 @@ def test_presets_shrink_the_run_and_dr_grpo_only_centres_advantages() -> None:
     assert quick.steps * quick.groups_per_step * quick.group_size < 200
     assert GRPOConfig(loss_type="dr_grpo").advantage_std_mode == "none"
     assert GRPOConfig().advantage_std_mode == "sample"
+    assert GRPOConfig(loss_type="dr_grpo", advantage_std="sample").advantage_std_mode == "sample", "asked for: kept"
+    with pytest.raises(ConfigError, match="advantage_std"):
+        GRPOConfig(advantage_std="mad")
     with pytest.raises(ConfigError, match="unknown preset 'tiny'"):
         preset("tiny")
 

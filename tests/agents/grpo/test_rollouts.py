@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from choice_policy import ChoicePolicy, KeywordPredictor
-from wmrl_agents.grpo.ledger import install_meters
+from wmrl_agents.grpo.ledger import ComputeMeter
 from wmrl_agents.grpo.rollouts import Trajectory, collect_rollouts
 from wmrl_agents.policy import Episode
 
 from wmrl_envs.competition import Competition
-from wmrl_envs.rewards import Corrected, RealExecution, WorldModel
+from wmrl_envs.rewards import Corrected, RealExecution, WorldModel, observe
 from wmrl_envs.sandbox.base import Limits
 
 LIMITS = Limits(wall_time_s=60, memory_mb=2048)
@@ -34,7 +34,8 @@ def _collect(source, tasks, *, group_size=2, max_turns=2, logits=(0.0, 0.0, 0.0)
 def test_real_turns_get_the_run_report_and_failed_turns_never_reach_the_sandbox(
     train_tasks: list[Competition],
 ) -> None:
-    source, [meter] = install_meters(RealExecution(limits=LIMITS))
+    meter = ComputeMeter()
+    source = observe(RealExecution(limits=LIMITS), meter)
     rollouts = _collect(source, train_tasks[:1], group_size=3, max_turns=2)
     spent = meter.take()
     trajectories = rollouts.groups[0]

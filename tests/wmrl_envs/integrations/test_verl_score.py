@@ -46,7 +46,7 @@ def test_a_real_solution_earns_its_real_position(competitions) -> None:
 
 def test_unparsable_and_unscored_samples_are_told_apart(competitions) -> None:
     compute_score = make_compute_score(WorldModel(Fixed()), competitions)
-    assert compute_score("wmrl/mledojo", "def broken(:", TASK) == {"score": 0.0, "scored": 1.0, "weight": 1.0}
+    assert compute_score("wmrl/mledojo", "def broken(:", TASK) == {"score": 0.0, "scored": 1.0, "weight": 1.0, "scale": 1.0}
     assert compute_score("wmrl/mledojo", "# refuse\nx = 1", None, {"task": TASK})["scored"] == 0.0
     assert compute_score("wmrl/mledojo", "x = 1", TASK)["score"] == 0.5
     with pytest.raises(KeyError, match="unknown task 'nope'"):
@@ -61,4 +61,5 @@ def test_the_batch_function_scores_consecutive_samples_of_a_task_as_one_group(co
     results = compute_score(["wmrl/mledojo"] * 4, ["a = 1", "b = 2", "c = 3", "d = 4"], [TASK] * 4, None)
     assert corrected.scheduler.diagnostics()["total_groups"] == 1
     weight = results[0]["weight"]
-    assert 1.0 <= weight <= 4.0 and all(r == {"score": 0.25 * weight, "scored": 1.0, "weight": weight} for r in results)
+    expected = {"score": 0.25, "scored": 1.0, "weight": weight, "scale": 1.0}  # one group: its weight normalises to 1
+    assert 1.0 <= weight <= 4.0 and all(r == expected for r in results)
