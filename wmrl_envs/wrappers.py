@@ -17,6 +17,10 @@ advantages by its weight normalised over the step's groups
 raw anchor weight of 4 is not a 4x larger gradient). A group's turns are one step of
 the source, so a group anchored at its first turn stays an anchor for the episode.
 
+Sub-environments keep their own wrappers (time limits, episode statistics, reward
+transforms): the group is scored first, then each sub-environment is stepped through its
+wrappers and its base environment takes the turn already scored (`finish_with`).
+
 Vector semantics are Gymnasium's, with one invariant: the group starts and ends
 together. `reset(seed=s)` seeds sub-environment i with ``s + i`` and lets the first
 one choose the task, which the others follow; with the default ``NEXT_STEP``
@@ -27,15 +31,15 @@ as in `SyncVectorEnv`, and a partial ``reset_mask`` is refused.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.core import ActType, ObsType
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
-from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
 from wmrl_envs.rewards.base import RewardSource
 
@@ -64,48 +68,69 @@ class WithRewardSource(gym.Wrapper[ObsType, ActType, ObsType, ActType]):
     >>> robot = gym.make("WMRL-LIBERO-v0", image_size=64, cameras=("image",), horizon=200)  # doctest: +SKIP
     >>> robot = WithRewardSource(robot, Corrected(TerminalSuccess(), ProgressWorldModel(model)))  # doctest: +SKIP
 
-    The source is installed on the base environment (which scores through its
-    ``reward_source``), so every wrapper in between keeps working; `close` restores
-    the original source.
+    The source scores only what passes through this wrapper: it is lent to the base environment for the
+    duration of each `reset` and `step` (so every wrapper in between keeps working) and taken back after,
+    so the base environment, and anything else holding it, keeps its own source. Wrap an environment once:
+    a second `WithRewardSource` around it is refused rather than silently overriding the first.
     """
 
     def __init__(self, env: gym.Env[ObsType, ActType], reward_source: RewardSource) -> None:
         super().__init__(env)
         _check_source(reward_source)
-        base = env.unwrapped
-        if not hasattr(base, "reward_source"):
+        inner: gym.Env[Any, Any] = env
+        while isinstance(inner, gym.Wrapper):
+            if isinstance(inner, WithRewardSource):
+                raise ValueError(
+                    f"this environment is already wrapped in WithRewardSource({type(inner.reward_source).__name__}); "
+                    f"wrap the environment once, with the source it should score with"
+                )
+            inner = inner.env
+        if not hasattr(inner, "reward_source"):
             raise TypeError(
-                f"{type(base).__name__} has no reward_source to swap; WithRewardSource wraps WMRL environments "
+                f"{type(inner).__name__} has no reward_source to swap; WithRewardSource wraps WMRL environments "
                 f"(WMRL-MLEDojo-v0, WMRL-LIBERO-v0)"
             )
-        self._previous = base.reward_source
+        previous = inner.reward_source
+        inner.reward_source = reward_source  # the environment's own check: a LIBERO env without frames refuses
+        inner.reward_source = previous
         self.reward_source = reward_source
-        base.reward_source = reward_source
 
-    def close(self) -> None:
-        """Close the environment and give the base environment its original reward source back."""
-        self.env.unwrapped.reward_source = self._previous
-        super().close()
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsType, dict[str, Any]]:
+        """Reset the wrapped environment with this wrapper's source lent to it."""
+        with self._lent():
+            return super().reset(seed=seed, options=options)
 
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the wrapped environment, its reward scored by this wrapper's source."""
+        with self._lent():
+            return super().step(action)
 
-# Wrappers that only guard reset/step order or check spaces: stepping the base env directly skips nothing.
-# (A WithRewardSource on a sub-env is refused too: the group is scored by the vector env's own source.)
-_TRANSPARENT_WRAPPERS = (OrderEnforcing, PassiveEnvChecker)
+    @contextmanager
+    def _lent(self) -> Iterator[None]:
+        """Lend the source to the base environment (whose setter checks it fits) and take it back after."""
+        base = self.env.unwrapped
+        previous = base.reward_source
+        base.reward_source = self.reward_source
+        try:
+            yield
+        finally:
+            base.reward_source = previous
 
 
 def _base_env(env: gym.Env) -> Any:
+    """The WMRL environment under `env`'s wrappers; refused if a `WithRewardSource` would fight the group's source."""
     wrapper = env
     while isinstance(wrapper, gym.Wrapper):
-        if not isinstance(wrapper, _TRANSPARENT_WRAPPERS):
+        if isinstance(wrapper, WithRewardSource):
             raise TypeError(
-                f"GroupVectorEnv steps each sub-environment's base env directly, so the {type(wrapper).__name__} "
-                f"wrapper would be skipped; make the sub-environments without it (or apply it to the vector env)"
+                "a sub-environment of GroupVectorEnv is wrapped in WithRewardSource, but the group is scored by the "
+                "vector env's own reward_source; pass that source to GroupVectorEnv and drop the sub-env wrapper"
             )
         wrapper = wrapper.env
-    if not all(callable(getattr(wrapper, name, None)) for name in ("begin_step", "score_turn", "end_step")):
+    if not all(callable(getattr(wrapper, name, None)) for name in ("begin_step", "score_turn", "finish_with")):
         raise TypeError(
-            f"GroupVectorEnv needs environments that split a step around scoring (begin_step, score_turn, end_step), "
-            f"such as WMRL-MLEDojo-v0; got {type(wrapper).__name__}"
+            f"GroupVectorEnv needs environments that let a group be scored before they step (begin_step, "
+            f"score_turn, finish_with), such as WMRL-MLEDojo-v0; got {type(wrapper).__name__}"
         )
     return wrapper
 
@@ -204,8 +229,9 @@ class GroupVectorEnv(VectorEnv):
             "group": scored.scoring.diagnostics,
         }
         observations, rewards, terminated, truncated, step_infos = [], np.zeros(self.num_envs), [], [], []
-        for i, (base, result) in enumerate(zip(self._bases, scored.results[0], strict=True)):
-            obs, rewards[i], term, trunc, info = base.end_step(result)
+        for i, (env, base, reply, result) in enumerate(zip(self.envs, self._bases, replies, scored.results[0])):
+            base.finish_with(reply, result)
+            obs, rewards[i], term, trunc, info = env.step(reply)
             observations.append(obs)
             terminated.append(term)
             truncated.append(trunc)

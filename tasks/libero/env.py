@@ -48,7 +48,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 
-from wmrl_envs.rewards import RewardSource, Score
+from wmrl_envs.rewards import RewardSource, Score, score_step
 
 from .observation import CAMERAS, build_observation, observation_space
 from .rollout import EpisodeRollout
@@ -301,7 +301,7 @@ class LiberoEnv(gym.Env[dict[str, Any], np.ndarray], EzPickle):
             init_state=self._init_index,
         )
         self._frames = []
-        return self._reward_source.score([episode])[0]
+        return score_step(self._reward_source, [[episode]]).scores[0][0]
 
     def _info(self, success: bool) -> dict[str, Any]:
         return {"success": success, "init_state": self._init_index, "task": self.task.id, "steps": self._steps}

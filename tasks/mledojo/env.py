@@ -11,9 +11,9 @@ reached, so resubmitting the same file earns nothing extra. With ``"improvement"
 whole best is paid on the last step.
 
 Where the score comes from is a `RewardSource` (default: `RealExecution`); a world model
-or the corrected WMRL source plugs in with ``reward_source=``. `begin_step` / `end_step`
-split a step around scoring so a vector wrapper can score a whole group at once; the
-episode's rules themselves live in `wmrl_tasks.mledojo.episode`, shared with the trainer,
+or the corrected WMRL source plugs in with ``reward_source=``. `begin_step` and `finish_with`
+let a vector wrapper score a whole group at once and then step each sub-environment
+through its own wrappers as usual; the episode's rules themselves live in `wmrl_tasks.mledojo.episode`, shared with the trainer,
 the benchmark and the RL-library adapters.
 """
 
@@ -88,10 +88,12 @@ class MLEDojoEnv(gym.Env[str, str]):
         self.episode: EpisodeState | None = None
         """The episode being played (`wmrl_tasks.mledojo.episode`): its turns, scores and best position."""
         self._last_text = ""
+        self._handed_down: tuple[str, TurnResult] | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode on `options["task"]`, the fixed task, or a seeded random task of the split."""
         super().reset(seed=seed)
+        self._handed_down = None
         self.competition = self._choose(options or {})
         self.episode = EpisodeState(self.competition, self.max_turns, self.limits)
         self._last_text = self.episode.prompt
@@ -111,8 +113,18 @@ class MLEDojoEnv(gym.Env[str, str]):
         """Score one submission with the reward source; the episode ends after `max_turns` submissions.
 
         The episode's turns are one step of the source (``turn`` 0, 1, ...), so a `Corrected` source that
-        anchors the episode anchors all of its turns.
+        anchors the episode anchors all of its turns. After `finish_with(action, result)` the step takes
+        that already-scored turn instead of scoring `action` again.
         """
+        handed_down, self._handed_down = self._handed_down, None
+        if handed_down is not None:
+            scored_action, result = handed_down
+            if action is not scored_action and action != scored_action:
+                raise RuntimeError(
+                    "a wrapper between the group and this environment changed the reply after the group scored it; "
+                    "apply action-changing wrappers outside GroupVectorEnv (to the replies before step)"
+                )
+            return self.end_step(result)
         submission = self.begin_step(action)
         assert self.episode is not None
         scored = self.score_turn(self.reward_source, [[self.episode]], [[submission]], turn=self.episode.turn)
@@ -127,6 +139,16 @@ class MLEDojoEnv(gym.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(f"the action must be the agent's text (str), got {type(action).__name__}")
         return Submission.parse(action)
+
+    def finish_with(self, action: str, result: TurnResult) -> None:
+        """Make the next ``step(action)`` take `result`, this turn as a group wrapper scored it with its group.
+
+        The wrapper then steps the environment through all of its own wrappers (time limits, statistics,
+        reward transforms), which see an ordinary step.
+        """
+        if self.episode is None or result.turn != self.episode.turn:
+            raise RuntimeError("finish_with needs the result score_turn recorded for this episode's current turn")
+        self._handed_down = (action, result)
 
     def end_step(self, result: TurnResult) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Finish a step begun with `begin_step`, given the turn `score_turn` recorded in this episode."""

@@ -61,6 +61,7 @@ def test_with_reward_source_swaps_the_source_in_one_line(pool_root) -> None:
     original = base.unwrapped.reward_source
     env = WithRewardSource(base, WorldModel(MarkerPredictor()))
     env.reset(seed=0)
+    assert base.unwrapped.reward_source is original, "the base env keeps its own source between calls"
     feedback, reward, terminated, _, info = env.step(_reply(0.5))
     assert reward == pytest.approx(0.25) and info["reward_source"] == "world_model" and not terminated
     assert "Predicted position score: 0.250" in feedback
@@ -68,6 +69,12 @@ def test_with_reward_source_swaps_the_source_in_one_line(pool_root) -> None:
     assert reward == 0.0 and info["scored"] is False and terminated
     env.close()
     assert isinstance(original, RealExecution) and base.unwrapped.reward_source is original
+
+
+def test_a_second_reward_source_wrapper_is_refused_instead_of_overriding_the_first(pool_root) -> None:
+    env = WithRewardSource(gym.make("WMRL-MLEDojo-v0", task=TASK, data_root=pool_root), WorldModel(MarkerPredictor()))
+    with pytest.raises(ValueError, match=r"already wrapped in WithRewardSource\(WorldModel\)"):
+        WithRewardSource(gym.wrappers.RecordEpisodeStatistics(env), RealExecution())
 
 
 def test_the_group_shares_one_task_and_is_scored_together(group) -> None:
@@ -133,11 +140,34 @@ def test_disabled_autoreset_needs_a_whole_group_reset(pool_root) -> None:
     group.close()
 
 
-def test_sub_env_wrappers_that_would_be_skipped_are_refused(pool_root) -> None:
-    limited = gym.make("WMRL-MLEDojo-v0", task=TASK, data_root=pool_root, max_episode_steps=3)
-    with pytest.raises(TypeError, match="TimeLimit wrapper would be skipped"):
-        GroupVectorEnv([limited], WorldModel(MarkerPredictor()))
+def test_sub_env_wrappers_compose_with_the_group(pool_root) -> None:
+    def wrapped() -> gym.Env:
+        env = gym.make("WMRL-MLEDojo-v0", task=TASK, data_root=pool_root, max_turns=2, max_episode_steps=1)
+        return gym.wrappers.RecordEpisodeStatistics(gym.wrappers.TransformReward(env, lambda r: 10 * r))
+
+    group = GroupVectorEnv([wrapped(), wrapped()], WorldModel(MarkerPredictor()), autoreset_mode="SameStep")
+    group.reset(seed=0)
+    _, rewards, terminated, truncated, infos = group.step((_reply(0.5), _reply(0.2)))
+    assert rewards.tolist() == pytest.approx([2.5, 0.4]), "the sub-envs' own reward transforms apply"
+    assert truncated.tolist() == [True, True] and terminated.tolist() == [False, False], "their time limit too"
+    assert infos["final_info"]["episode"]["r"].tolist() == pytest.approx([2.5, 0.4])
+    group.close()
+
+
+def test_a_sub_env_wrapper_that_changes_the_reply_is_refused_clearly(pool_root) -> None:
+    env = gym.make("WMRL-MLEDojo-v0", task=TASK, data_root=pool_root, max_turns=1)
+    group = GroupVectorEnv([gym.wrappers.TransformAction(env, str.upper, env.action_space)], WorldModel(MarkerPredictor()))
+    group.reset(seed=0)
+    with pytest.raises(RuntimeError, match="changed the reply after the group scored it"):
+        group.step((_reply(0.5),))
+    group.close()
+
+
+def test_sub_envs_with_their_own_reward_source_or_no_group_scoring_are_refused(pool_root) -> None:
+    env = gym.make("WMRL-MLEDojo-v0", task=TASK, data_root=pool_root)
+    with pytest.raises(TypeError, match="drop the sub-env wrapper"):
+        GroupVectorEnv([WithRewardSource(env, WorldModel(MarkerPredictor()))], WorldModel(MarkerPredictor()))
     with pytest.raises(TypeError, match="begin_step"):
         GroupVectorEnv([gym.make("CartPole-v1").unwrapped], WorldModel(MarkerPredictor()))
     with pytest.raises(TypeError, match="reward_source must be a RewardSource"):
-        WithRewardSource(limited, object())  # type: ignore[arg-type]
+        WithRewardSource(env, object())  # type: ignore[arg-type]

@@ -74,7 +74,7 @@ def test_a_pickled_environment_comes_back_as_the_same_configuration(libero_asset
         copy = pickle.loads(pickle.dumps(env))
         try:
             observation, info = copy.reset(seed=2)
-            assert isinstance(copy.unwrapped.reward_source, TerminalSuccess), "the installed source travels too"
+            assert isinstance(copy.reward_source, TerminalSuccess), "the wrapper's source travels too"
         finally:
             copy.close()
     finally:
