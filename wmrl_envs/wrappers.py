@@ -80,7 +80,7 @@ class WithRewardSource(gym.Wrapper[ObsType, ActType, ObsType, ActType]):
         inner: gym.Env[Any, Any] = env
         while isinstance(inner, gym.Wrapper):
             if isinstance(inner, WithRewardSource):
-                raise ValueError(
+                raise TypeError(
                     f"this environment is already wrapped in WithRewardSource({type(inner.reward_source).__name__}); "
                     f"wrap the environment once, with the source it should score with"
                 )
@@ -95,7 +95,9 @@ class WithRewardSource(gym.Wrapper[ObsType, ActType, ObsType, ActType]):
         inner.reward_source = previous
         self.reward_source = reward_source
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsType, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
         """Reset the wrapped environment with this wrapper's source lent to it."""
         with self._lent():
             return super().reset(seed=seed, options=options)
@@ -274,4 +276,3 @@ class GroupVectorEnv(VectorEnv):
         """Close every sub-environment."""
         for env in self.envs:
             env.close()
-

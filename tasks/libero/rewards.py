@@ -13,12 +13,11 @@ does.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from wmrl_envs.rewards import Score
-from wmrl_envs.world_models.base import PredictedStatus, Prediction, predict_each
+from wmrl_envs.rewards import PredictedSource, Score
+from wmrl_envs.world_models.base import Prediction
 
 from .frames import sample_frames
 from .progress import ProgressPredictor
@@ -50,7 +49,7 @@ class TerminalSuccess:
         return Score(value=float(episode.success), source=self.name, detail=detail)
 
 
-class ProgressWorldModel:
+class ProgressWorldModel(PredictedSource[EpisodeRollout]):
     """Scores episodes with a progress predictor over `n_frames` frames sampled evenly from each.
 
     >>> source = ProgressWorldModel(TinyProgressModel.load("progress.pt"))  # doctest: +SKIP
@@ -58,7 +57,7 @@ class ProgressWorldModel:
     0.37
     """
 
-    name = "world_model"
+    what = "progress model"
 
     def __init__(self, predictor: ProgressPredictor, workers: int = 1) -> None:
         n_frames = getattr(predictor, "n_frames", None)
@@ -67,59 +66,28 @@ class ProgressWorldModel:
                 f"ProgressWorldModel needs a ProgressPredictor (predict(instruction, frames) and an int n_frames >= 1), "
                 f"got {type(predictor).__name__}"
             )
-        if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
-        self.predictor = predictor
-        self.workers = workers
+        super().__init__(predictor, workers)
 
-    def score(self, batch: Sequence[EpisodeRollout]) -> list[Score | None]:
-        """Predicted progress of every episode, clipped to [0, 1]; None where the predictor had no usable answer."""
-        episodes = [_episode(rollout, i) for i, rollout in enumerate(batch)]
-        if not episodes:
-            return []
-        items = [(e.instruction, sample_frames(e.frames, self.predictor.n_frames)) for e in episodes]
-        predictions = predict_each(self.predictor, items, self.workers)
-        return [self._to_score(e, p) for e, p in zip(episodes, predictions, strict=True)]
+    def items(self, batch: Sequence[Any]) -> list[EpisodeRollout]:
+        """`batch` checked to be LIBERO episodes."""
+        return [_episode(rollout, i) for i, rollout in enumerate(batch)]
 
-    def _to_score(self, episode: EpisodeRollout, prediction: Prediction | None | BaseException) -> Score | None:
-        if isinstance(prediction, BaseException):
-            logger.warning(
-                "progress model could not score an episode of %s: %s: %s",
-                episode.task,
-                type(prediction).__name__,
-                prediction,
-            )
-            return None
-        if prediction is None:
-            logger.info("progress model had no answer for an episode of %s", episode.task)
-            return None
-        if not isinstance(prediction, Prediction):
-            raise TypeError(
-                f"{type(self.predictor).__name__}.predict must return a Prediction or None, "
-                f"got {type(prediction).__name__}"
-            )
-        if prediction.status is not PredictedStatus.VALID:
-            value: float | None = 0.0
-        else:
-            value = _finite_or_none(prediction.position)
-        if value is None:
-            logger.warning(
-                "progress model gave no finite progress for an episode of %s: %r", episode.task, prediction.position
-            )
-            return None
-        detail: dict[str, Any] = {
+    def question(self, item: EpisodeRollout) -> tuple[Any, ...]:
+        """The predictor is asked about the instruction and `n_frames` frames sampled evenly from the episode."""
+        return (item.instruction, sample_frames(item.frames, self.predictor.n_frames))
+
+    def label(self, item: EpisodeRollout) -> str:
+        """The episode's task."""
+        return item.task
+
+    def detail(self, item: EpisodeRollout, prediction: Prediction) -> dict[str, Any]:
+        """The predicted progress and its uncertainty, and the episode's task and length."""
+        return {
             "predicted_progress": prediction.position,
             "uncertainty": prediction.uncertainty,
-            "task": episode.task,
-            "steps": episode.steps,
+            "task": item.task,
+            "steps": item.steps,
         }
-        return Score(
-            value=min(max(value, 0.0), 1.0),
-            source=self.name,
-            prediction=prediction,
-            cost_s=prediction.cost_s,
-            detail=detail,
-        )
 
 
 def _episode(rollout: object, index: int) -> EpisodeRollout:
@@ -129,9 +97,3 @@ def _episode(rollout: object, index: int) -> EpisodeRollout:
             f"(see wmrl_tasks.libero.record_episode)"
         )
     return rollout
-
-
-def _finite_or_none(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)

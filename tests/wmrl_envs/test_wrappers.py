@@ -73,7 +73,7 @@ def test_with_reward_source_swaps_the_source_in_one_line(pool_root) -> None:
 
 def test_a_second_reward_source_wrapper_is_refused_instead_of_overriding_the_first(pool_root) -> None:
     env = WithRewardSource(gym.make("WMRL-MLEDojo-v0", task=TASK, data_root=pool_root), WorldModel(MarkerPredictor()))
-    with pytest.raises(ValueError, match=r"already wrapped in WithRewardSource\(WorldModel\)"):
+    with pytest.raises(TypeError, match=r"already wrapped in WithRewardSource\(WorldModel\)"):
         WithRewardSource(gym.wrappers.RecordEpisodeStatistics(env), RealExecution())
 
 
@@ -156,7 +156,9 @@ def test_sub_env_wrappers_compose_with_the_group(pool_root) -> None:
 
 def test_a_sub_env_wrapper_that_changes_the_reply_is_refused_clearly(pool_root) -> None:
     env = gym.make("WMRL-MLEDojo-v0", task=TASK, data_root=pool_root, max_turns=1)
-    group = GroupVectorEnv([gym.wrappers.TransformAction(env, str.upper, env.action_space)], WorldModel(MarkerPredictor()))
+    group = GroupVectorEnv(
+        [gym.wrappers.TransformAction(env, str.upper, env.action_space)], WorldModel(MarkerPredictor())
+    )
     group.reset(seed=0)
     with pytest.raises(RuntimeError, match="changed the reply after the group scored it"):
         group.step((_reply(0.5),))

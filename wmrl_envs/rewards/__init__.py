@@ -13,6 +13,7 @@ from wmrl_envs.rewards.base import (
 )
 from wmrl_envs.rewards.corrected import Corrected
 from wmrl_envs.rewards.observers import Observed, Observers, ScoreObserver, observe
+from wmrl_envs.rewards.predicted import PredictedSource
 from wmrl_envs.rewards.real import RealExecution
 from wmrl_envs.rewards.scoring import GroupScoring, groups_scored_together, score_step
 from wmrl_envs.rewards.world_model import WorldModel
@@ -26,6 +27,7 @@ __all__ = [
     "GroupScoring",
     "Observed",
     "Observers",
+    "PredictedSource",
     "RealExecution",
     "RewardSource",
     "Rollout",

@@ -103,7 +103,7 @@ def test_a_raw_metric_is_placed_on_the_leaderboards_in_the_metric_direction(tmp_
 )
 def test_unusable_predictions_are_could_not_score_with_a_logged_reason(competition, caplog, answer, reason) -> None:
     source = WorldModel(Scripted({"code": answer}))
-    with caplog.at_level(logging.INFO, logger="wmrl_envs.rewards.world_model"):
+    with caplog.at_level(logging.INFO, logger="wmrl_envs.rewards.predicted"):
         assert source.score([Rollout(competition, "code")]) == [None]
     assert reason in caplog.text
 
