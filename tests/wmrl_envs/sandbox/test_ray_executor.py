@@ -89,7 +89,7 @@ def test_timeouts_and_crashes_get_the_local_backends_statuses(ray_cluster, compe
         )
         crash = executor.run("raise ValueError('boom')", competition.workdir, competition.public, LIMITS)
     assert slow.status is Status.TIMEOUT and slow.timed_out and "started" in slow.stdout
-    assert slow.wall_s < 10
+    assert slow.wall_s < 45, "stopped at its limit, not after the program's 60 s"
     assert crash.status is Status.ERROR and "ValueError: boom" in crash.stderr
     assert crash.submission_path is None
 
@@ -104,7 +104,7 @@ def test_a_run_without_an_answer_by_its_budget_is_an_infra_error_and_its_slot_is
         elapsed = time.monotonic() - started
         after = executor.run(WRITE_SUBMISSION, competition.workdir, competition.public, LIMITS)
     assert stuck.status is Status.INFRA_ERROR and "no answer from the sandbox" in stuck.message
-    assert elapsed < 10
+    assert elapsed < 45, "given up at its budget, not after the program's 60 s"
     assert after.status is Status.OK, after.message
 
 
