@@ -150,7 +150,7 @@ def test_anything_but_a_wmrl_code_env_is_refused() -> None:
 def test_grpo_trainer_runs_rollouts_in_wmrl_episodes(pool_root: Path, tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     trl = pytest.importorskip("trl")
-    from test_trl_reward import _tiny_model_and_tokenizer, tiny_grpo_config
+    from test_trl_reward import tiny_chat_model, tiny_grpo_config
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl.chat_template_utils import qwen3_chat_template
 
@@ -158,7 +158,7 @@ def test_grpo_trainer_runs_rollouts_in_wmrl_episodes(pool_root: Path, tmp_path: 
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    path = _tiny_model_and_tokenizer(tmp_path)
+    path = tiny_chat_model(tmp_path / "model")
     tokenizer = AutoTokenizer.from_pretrained(path)
     tokenizer.chat_template = qwen3_chat_template  # a template that renders tool calls, which TRL requires
     dataset, _ = trl_dataset("held-out", data_root=pool_root, max_turns=2)
