@@ -52,7 +52,7 @@ def train_tool_calling_model(
     steps: int = 300,
     seed: int = 0,
 ) -> Path:
-    """Train a tiny qwen3 to follow `policy` on `prompt` (rendered with `tools`); save it with its tokenizer in `directory`.
+    """Train a tiny qwen3 to follow `policy` on `prompt` (rendered with `tools`); save it and its tokenizer there.
 
     Raises RuntimeError when greedy decoding does not reproduce every reply of the policy afterwards.
     """
@@ -98,7 +98,7 @@ def train_tool_calling_model(
 
 
 def _tokenizer(rendered: str, policy: ToolPolicy, words: Sequence[str], rng: random.Random):
-    """A byte-level BPE tokenizer trained on the rendered prompt, the replies and answer-like text, with Qwen3's template."""
+    """A byte-level BPE tokenizer trained on the rendered prompt, the replies and answer-like text; Qwen3's template."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen3_chat_template
@@ -120,6 +120,7 @@ def _tokenizer(rendered: str, policy: ToolPolicy, words: Sequence[str], rng: ran
 
 
 def _render(prompt: list[dict[str, str]], tools: Sequence[Callable[..., Any]]) -> str:
+    """The prompt as Qwen3's template renders it with the tools' schemas (the text the tokenizer is trained on)."""
     from transformers.utils.chat_template_utils import render_jinja_template
     from trl.chat_template_utils import qwen3_chat_template
 
