@@ -4,11 +4,14 @@ TRL's environment hook runs each rollout against its own environment instance: t
 instance's public methods become tools the model may call between turns, ``reset``
 receives the dataset row before generation, and ``get_reward`` scores the finished
 rollout. `MLEDojoToolEnvironment` maps that onto one WMRL episode: reset starts the row's
-task, the ``submit`` tool is ``env.step`` (the program runs and is graded by the env's
-reward source, and the feedback goes back to the model as the tool's answer), and the
-reward is the episode's return, the best position reached. So a model can submit, read
-the grader's feedback and submit again, up to the env's ``max_turns``, exactly as in
-``wmrl train``'s multi-turn episodes.
+task (and tells the model, through the prompt, to submit with the tool), the ``submit``
+tool is ``env.step`` (the program runs and is graded by the env's reward source, and the
+feedback goes back to the model as the tool's answer), and the reward is the episode's
+return, its best turn. So a model can submit, read the grader's feedback and submit again,
+up to the env's ``max_turns``, exactly as in ``wmrl train``'s multi-turn episodes. The
+episode's rules are the engine's (`wmrl_tasks.mledojo.episode`): a call that cannot be a
+submission (``code`` not a string, a reward source that fails) raises before a turn is
+recorded, so TRL shows the model the error and the submission is not used up.
 
 Each submission is scored on its own when the model makes it, so a `Corrected` source
 sees one rollout per call; prefer `RealExecution` or a `WorldModel` here, or the TRL
@@ -27,23 +30,36 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["MLEDojoToolEnvironment", "mledojo_environment_factory"]
+__all__ = ["SUBMIT_HINT", "MLEDojoToolEnvironment", "mledojo_environment_factory"]
+
+SUBMIT_HINT = (
+    "\n\nSubmit each program by calling the `submit` tool with the whole program as its `code` argument; the tool"
+    " answers with the grader's feedback."
+)
+"""What `reset` adds to the task prompt: in TRL a reply counts as a submission only when it calls the tool."""
 
 
 class MLEDojoToolEnvironment:
-    """One WMRL-MLEDojo-v0 episode per rollout, with ``submit`` as the model's tool (see the module docstring)."""
+    """One WMRL-MLEDojo-v0 episode per rollout, with ``submit`` as the model's tool (see the module docstring).
+
+    TRL makes every public method a tool, so this class has exactly one: ``submit``.
+    """
 
     def __init__(self, env: gym.Env) -> None:
         if not callable(getattr(env.unwrapped, "begin_step", None)):
             raise TypeError(f"MLEDojoToolEnvironment wraps a WMRL-MLEDojo-v0 env, got {type(env.unwrapped).__name__}")
         self.env = env
-        self._return = 0.0
-        self._over = True
+        self._running = False
 
-    def reset(self, task: str, **row: Any) -> None:
-        """Start an episode on the row's task (its ``task`` column); the prompt is already in the row."""
+    def reset(self, task: str, **row: Any) -> str:
+        """Start an episode on the row's ``task``; the returned hint on how to submit is added to the prompt by TRL.
+
+        Until a reset succeeds there is no episode: a failed one leaves nothing from the previous rollout to submit to.
+        """
+        self._running = False
         self.env.reset(options={"task": task})
-        self._return, self._over = 0.0, False
+        self._running = True
+        return SUBMIT_HINT
 
     def submit(self, code: str) -> str:
         """Run a complete Python solution for the competition in the sandbox and grade the CSV it writes.
@@ -53,19 +69,34 @@ class MLEDojoToolEnvironment:
                 SUBMISSION_PATH file, both given as environment variables.
 
         Returns:
-            The grader's feedback: the position score reached on the leaderboards, or why the run or the submission
-            failed, and how many submissions are left.
+            The grader's feedback: the position score reached or why the run failed, and the submissions left.
         """
-        if self._over:
+        episode = self._episode()
+        if episode is None:
+            return "No episode is running: no submission was made."
+        if episode.over:
             return "The episode is over: no submissions are left."
-        feedback, reward, terminated, truncated, _ = self.env.step(code)
-        self._return += float(reward)
-        self._over = bool(terminated or truncated)
+        if not isinstance(code, str):
+            raise TypeError(
+                f"submit's code must be the whole program as one string, got {type(code).__name__}; nothing was run "
+                f"and no submission was used ({episode.max_turns - episode.turn} left)"
+            )
+        feedback, *_ = self.env.step(code)
         return feedback
 
-    def get_reward(self) -> float:
-        """The episode's return: the best position score its submissions reached (0 without a valid one)."""
-        return self._return
+    def get_reward(self) -> float | None:
+        """The episode's return: its best turn's position score (0 without a submission; None if a turn was unscored).
+
+        This is the environment's return in either ``reward_mode``, however many submissions the model made.
+        """
+        episode = self._episode()
+        if episode is None:
+            return None
+        return episode.return_value if episode.turn else 0.0
+
+    def _episode(self) -> Any:
+        """The env's episode (`wmrl_tasks.mledojo.episode.EpisodeState`), None until a reset has succeeded."""
+        return self.env.unwrapped.episode if self._running else None
 
 
 def mledojo_environment_factory(**make_kwargs: Any) -> Callable[[], MLEDojoToolEnvironment]:

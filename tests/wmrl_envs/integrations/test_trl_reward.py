@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ from wmrl_envs.integrations.trl import completion_text, trl_reward_func
 from wmrl_envs.rewards import Corrected, RealExecution, Score, WorldModel
 from wmrl_envs.sandbox import Limits
 from wmrl_envs.world_models import Prediction
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "world_models"))
+from llm_helpers import tiny_chat_model  # the shared tiny LM, found by path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -107,44 +111,6 @@ def test_a_missing_task_column_or_unknown_task_says_what_to_fix() -> None:
         _call(trl_reward_func(WorldModel(Fixed()), {"toy": TOY}), ["p"], ["x = 1"], ["nope"])
 
 
-def _tiny_model_and_tokenizer(tmp_path: Path):
-    """A random 2-layer qwen3 and a byte-level BPE tokenizer trained here, with a chat template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
-
-    specials = ["<|endoftext|>", "<|user|>", "<|assistant|>"]
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    corpus = ["import pandas as pd\nprint('hello world')\n", "Write a solution for the churn competition."] * 50
-    trainer = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tokenizer.train_from_iterator(corpus, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    fast.chat_template = (
-        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-    )
-    config = Qwen3Config(
-        vocab_size=len(fast),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        max_position_embeddings=256,
-        eos_token_id=fast.eos_token_id,
-        pad_token_id=fast.pad_token_id,
-        bos_token_id=fast.eos_token_id,
-    )
-    model = Qwen3ForCausalLM(config)
-    model.save_pretrained(tmp_path / "model")
-    fast.save_pretrained(tmp_path / "model")
-    return str(tmp_path / "model")
-
-
 @pytest.mark.slow
 def test_grpo_trainer_trains_two_steps_on_wmrl_rewards(pool_root, tmp_path) -> None:
     torch = pytest.importorskip("torch")
@@ -155,7 +121,7 @@ def test_grpo_trainer_trains_two_steps_on_wmrl_rewards(pool_root, tmp_path) -> N
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    path = _tiny_model_and_tokenizer(tmp_path)
+    path = tiny_chat_model(tmp_path / "model")
     competition = read_competition(pool_root / TASK)
     corrected = Corrected(RealExecution(limits=Limits(wall_time_s=30), workers=2), WorldModel(Fixed()))
     reward = trl_reward_func(corrected, {TASK: competition}, num_generations=4)
