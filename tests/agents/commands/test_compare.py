@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wmrl_envs.cli import main
+from wmrl_agents.cli import main
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from wmrl_envs.cli import main
+from wmrl_agents.cli import main
 
 TRAIN_TASK = "store-item-demand"
 HELD_OUT_TASK = "telco-customer-churn"

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from wmrl_envs.cli import _parser, main
+from wmrl_agents.cli import _parser, main
 from wmrl_tasks.mledojo.pool import POOL_IDS
 from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
