@@ -35,16 +35,24 @@ def task_prompt(competition: Competition, turn: int, max_turns: int, limits: Lim
             "- `os.environ['DATA_DIR']`: the data above (read-only).",
             "- `os.environ['OUTPUT_DIR']`: a writable scratch directory.",
             "- `os.environ['SUBMISSION_PATH']`: write your submission CSV exactly here.",
-            f"- The submission must have the columns {sample_columns} and one row per id in"
-            f" `{competition.sample_submission_path.name}` (any order).",
-            f"- Limits per run: {limits.wall_time_s:.0f} s wall time, {limits.memory_mb} MB memory,"
-            f" {limits.cpus} CPU(s).",
+            (
+                f"- The submission must have the columns {sample_columns} and one row per id in"
+                f" `{competition.sample_submission_path.name}` (any order)."
+            ),
+            (
+                f"- Limits per run: {limits.wall_time_s:.0f} s wall time, {limits.memory_mb} MB memory,"
+                f" {limits.cpus} CPU(s)."
+            ),
             "",
             f"# Scoring: {competition.metric} ({'higher' if competition.higher_is_better else 'lower'} is better)",
-            "Your score is placed on the competition's public and private leaderboards; the reward is the"
-            " position score (the fraction of teams you are not strictly worse than), averaged over both boards.",
-            f"You have {max_turns - turn} submission(s) left; after each you see the result and may improve."
-            " Resubmitting does not earn more than your best submission.",
+            (
+                "Your score is placed on the competition's public and private leaderboards; the reward is the"
+                " position score (the fraction of teams you are not strictly worse than), averaged over both boards."
+            ),
+            (
+                f"You have {max_turns - turn} submission(s) left; after each you see the result and may improve."
+                " Resubmitting does not earn more than your best submission."
+            ),
         ]
     )
 

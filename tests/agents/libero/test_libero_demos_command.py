@@ -10,7 +10,6 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-
 from wmrl_agents.cli import main
 
 IMAGE_SIZE = 32

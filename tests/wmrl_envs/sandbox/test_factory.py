@@ -11,8 +11,8 @@ from wmrl_envs.sandbox import (
     LocalExecutor,
     SandboxUnavailable,
     WarmBwrapExecutor,
-    node_executor,
     make_executor,
+    node_executor,
 )
 
 
