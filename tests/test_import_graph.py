@@ -151,6 +151,20 @@ def test_the_graph_sees_imports_inside_functions_and_relative_imports(tmp_path: 
     assert {"p.b.c", "p.q.d"} <= names
 
 
+def test_the_checks_name_the_cycle_and_the_upward_edge() -> None:
+    """On a made-up graph: the cycle comes back as a path with its edges, an upward import as its edge."""
+    graph = {
+        "wmrl_envs.a": {"wmrl_envs.b"},
+        "wmrl_envs.b": {"wmrl_envs.c", "wmrl_agents.x"},
+        "wmrl_envs.c": {"wmrl_envs.a"},
+        "wmrl_agents.x": {"wmrl_envs.a"},
+    }
+    assert layer_violations(graph) == ["wmrl_envs.b -> wmrl_agents.x"]
+    [(path, edges)] = cycles(graph)
+    assert path == ["wmrl_agents.x", "wmrl_envs.a", "wmrl_envs.b", "wmrl_agents.x"]
+    assert len(edges) == 5
+
+
 def test_the_library_imports_no_task_family_and_task_families_no_agent() -> None:
     """wmrl_envs < wmrl_tasks < wmrl_agents: the library installs and imports without the layers above it."""
     violations = layer_violations(import_graph())
