@@ -80,7 +80,7 @@ def in_process(code: str, data: Path, out: Path) -> None:
     saved = dict(os.environ)
     os.environ.update(_env(data, out))
     try:
-        exec(compile(code, "solution.py", "exec"), {"__name__": "__main__"})
+        exec(compile(code, "solution.py", "exec"), {"__name__": "__main__"})  # noqa: S102 (the unsandboxed floor measured)
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import os
+import platform
 import resource
 import statistics
 import subprocess

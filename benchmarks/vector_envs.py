@@ -83,12 +83,12 @@ def main() -> None:
 
     rows = []
     for mode, options in MODES.items():
-        make = lambda o=options: gym.make_vec("WMRL-MLEDojo-v0", num_envs=args.num_envs, max_turns=1, **o)  # noqa: E731
+        make = lambda o=options: gym.make_vec("WMRL-MLEDojo-v0", num_envs=args.num_envs, max_turns=1, **o)
         rows.append({"env": "WMRL-MLEDojo-v0", "mode": mode, "steps_per_s": rate(make, mledojo_rounds(args.rounds))})
     if args.assets:
         libero = {"image_size": 64, "cameras": ("image",), "horizon": 10_000, "assets_dir": args.assets}
         for mode, options in MODES.items():
-            make = lambda o=options: gym.make_vec("WMRL-LIBERO-v0", num_envs=args.num_envs, **libero, **o)  # noqa: E731
+            make = lambda o=options: gym.make_vec("WMRL-LIBERO-v0", num_envs=args.num_envs, **libero, **o)
             rows.append({"env": "WMRL-LIBERO-v0", "mode": mode, "steps_per_s": rate(make, libero_steps(args.steps))})
     table(f"Vector env throughput ({args.num_envs} sub-environments, sub-env steps/s)", rows)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

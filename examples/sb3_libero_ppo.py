@@ -27,11 +27,11 @@ import gymnasium as gym
 from stable_baselines3 import PPO
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+from wmrl_tasks.libero import ProgressWorldModel, TerminalSuccess, TinyProgressModel
 
 import wmrl_envs  # noqa: F401  (registers the environments)
 from wmrl_envs.rewards import Corrected, RewardSource
 from wmrl_envs.wrappers import WithRewardSource
-from wmrl_tasks.libero import ProgressWorldModel, TerminalSuccess, TinyProgressModel
 
 REWARDS = ("real", "world-model", "corrected")
 

@@ -7,10 +7,11 @@ layout that can be read into it gets the same grading and the same environment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Category", "Competition", "Split"]
 

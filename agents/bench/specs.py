@@ -35,7 +35,7 @@ def resolve_policy(spec: str, seed: int = 0) -> Policy | SolutionDirectory:
         if kind == "dir":
             return SolutionDirectory(target)
         if kind == "checkpoint":
-            from wmrl_agents.grpo.checkpoint import load_policy_from_checkpoint
+            from wmrl_agents.policies.factory import load_policy_from_checkpoint
 
             if not Path(target).expanduser().exists():
                 raise FileNotFoundError(f"checkpoint {target} does not exist; pass a folder written by `wmrl train`")

@@ -1,6 +1,6 @@
-"""Subcommands of ``wmrl`` that drive agents (train, bench, compare).
+"""Subcommands of ``wmrl``: one module each (tasks, run, demo, world-model, train, bench, compare, sft, libero-*).
 
 Each module here defines ``add_command(subparsers)``, which adds one subcommand and sets
-its ``func``; `wmrl_envs.cli` discovers them, so the library's own modules never import an
-agent. Keep these modules light: import torch and the policies inside the command function.
+its ``func``; `wmrl_agents.cli` discovers them by name, so a new command is a new module.
+Keep these modules light: import torch, the policies and the task families inside the command function.
 """

@@ -86,7 +86,7 @@ def run_libero_eval(args: argparse.Namespace) -> int:
 def _policy(spec: str, seed: int) -> Any:
     kind, _, target = spec.partition(":")
     if kind == "checkpoint":
-        from wmrl_agents.grpo.checkpoint import load_policy_from_checkpoint
+        from wmrl_agents.policies.factory import load_policy_from_checkpoint
 
         if not target or not Path(target).expanduser().exists():
             raise FileNotFoundError(f"checkpoint {target!r} does not exist; pass a folder written by `wmrl train`")

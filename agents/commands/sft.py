@@ -45,7 +45,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
-    from wmrl_agents.grpo.checkpoint import latest_checkpoint
+    from wmrl_agents.checkpoint import latest_checkpoint
     from wmrl_agents.policies.factory import make_policy
     from wmrl_agents.policies.vla.base import VLAPolicy
     from wmrl_agents.policies.vla.demos import iter_demos

@@ -75,7 +75,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from wmrl_agents.grpo.checkpoint import latest_checkpoint
+    from wmrl_agents.checkpoint import latest_checkpoint
     from wmrl_agents.grpo.sources import build_reward_source, executor_of
     from wmrl_agents.grpo.trainer import GRPOTrainer
     from wmrl_agents.policies.factory import make_policy

@@ -15,7 +15,8 @@ what each run reserves), through one executor that real runs and the proxy share
 
 Each task family builds its own (`wmrl_agents.grpo.task_families`): for ``task: libero``
 the same three choices are terminal success, a progress world model, and the two
-through the same `Corrected` (`wmrl_agents.libero.sources`).
+through the same `Corrected` (`wmrl_agents.libero.sources`); both build it with
+`wmrl_agents.grpo.corrected_source`.
 """
 
 from __future__ import annotations
@@ -24,17 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wmrl_agents.grpo.config import ConfigError, GRPOConfig
+from wmrl_agents.grpo.corrected_source import corrected_source
 from wmrl_agents.grpo.task_families import task_family
 from wmrl_agents.grpo.world_model_spec import WorldModelSpec, WorldModelSpecError
 
-from wmrl_envs.corrections import (
-    AdaptiveAnchorFraction,
-    AnchorScheduler,
-    FallbackRule,
-    InverseVarianceWeighter,
-    OnlineDebiaser,
-)
-from wmrl_envs.rewards import Corrected, RealExecution, RewardSource, WorldModel
+from wmrl_envs.rewards import RealExecution, RewardSource, WorldModel
 from wmrl_envs.sandbox.base import Executor, Limits
 from wmrl_envs.world_models import Predictor
 
@@ -45,7 +40,6 @@ __all__ = [
     "build_predictor",
     "build_reward_source",
     "code_reward_source",
-    "corrected_source",
     "executor_of",
     "limits_of",
 ]
@@ -100,23 +94,6 @@ def code_reward_source(
     if config.reward == "world-model":
         return world_model
     return corrected_source(config, _real(config, log, executor), world_model)
-
-
-def corrected_source(config: GRPOConfig, real: RewardSource, world_model: RewardSource) -> Corrected:
-    """`Corrected` over `real` and `world_model` with the config's anchors and corrections (any task family)."""
-    c = config.corrections
-    fallback = FallbackRule(c.fallback_config())
-    return Corrected(
-        real,
-        world_model,
-        debiaser=OnlineDebiaser(min_pairs=c.min_pairs, refit_every=c.refit_every, window=c.debias_window),
-        weighter=InverseVarianceWeighter(
-            min_weight=c.min_weight, max_weight=c.max_weight, c=c.variance_c, window=c.variance_window
-        ),
-        scheduler=AnchorScheduler(fraction=c.anchor_fraction, seed=config.seed),
-        fallback=fallback,
-        adaptive=AdaptiveAnchorFraction(min_fraction=c.min_anchor_fraction) if c.adaptive_anchor_fraction else None,
-    )
 
 
 def build_predictor(spec: str, config: GRPOConfig, executor: str | Executor | None = None) -> Predictor:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from wmrl_agents.grpo.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
+from wmrl_agents.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
 from wmrl_agents.grpo.config import GRPOConfig
 from wmrl_agents.grpo.ledger import ComputeLedger, ComputeMeter
 from wmrl_agents.grpo.loss import LossStats, grpo_loss

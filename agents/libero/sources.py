@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wmrl_agents.grpo.config import ConfigError, GRPOConfig
-from wmrl_agents.grpo.sources import corrected_source
+from wmrl_agents.grpo.corrected_source import corrected_source
 from wmrl_agents.grpo.world_model_spec import WorldModelSpec, WorldModelSpecError
 from wmrl_tasks.libero import HTTPProgressModel, ProgressPredictor, ProgressWorldModel, TerminalSuccess
 

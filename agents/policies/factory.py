@@ -6,7 +6,7 @@ from a local folder or a model id; ``"tiny-vla"`` is the small CPU VLA for LIBER
 embedded default there); ``"minivla:PATH"`` is MiniVLA loaded from a local Prismatic run
 folder with openvla-mini's `prismatic` package. A checkpoint stores a policy's kind and
 its ``config()`` (the constructor arguments), so `policy_from_config` can rebuild the
-very policy it saved before loading its weights. Policies are imported on use: the
+very policy it saved before loading its weights (`load_policy_from_checkpoint` does both). Policies are imported on use: the
 program policy and the tiny VLA need torch only, the LM policy transformers too,
 MiniVLA `prismatic`.
 """
@@ -14,11 +14,20 @@ MiniVLA `prismatic`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from wmrl_agents.checkpoint import CheckpointError, find_checkpoint, load_checkpoint
 from wmrl_agents.policy import Policy
 
-__all__ = ["KINDS", "describe_policy", "make_policy", "max_tokens_per_turn", "policy_from_config"]
+__all__ = [
+    "KINDS",
+    "describe_policy",
+    "load_policy_from_checkpoint",
+    "make_policy",
+    "max_tokens_per_turn",
+    "policy_from_config",
+]
 
 KINDS = ("program", "hf", "tiny-vla", "minivla")
 """Policy kinds this factory builds and rebuilds."""
@@ -81,6 +90,25 @@ def policy_from_config(kind: str, config: Mapping[str, Any]) -> Policy:
 
         return MiniVLAPolicy.from_config(config)
     raise ValueError(f"unknown policy kind {kind!r}; this wmrl rebuilds {', '.join(KINDS)}")
+
+
+def load_policy_from_checkpoint(path: str | Path) -> Policy:
+    """The policy a checkpoint (or the latest checkpoint of a run folder) holds, rebuilt and with its weights."""
+    path = find_checkpoint(path)
+    checkpoint = load_checkpoint(path)
+    described = checkpoint.state.get("policy")
+    if not isinstance(described, dict) or "kind" not in described or "config" not in described:
+        name = checkpoint.state.get("policy_name", "?")
+        raise CheckpointError(
+            f"checkpoint {path} holds the weights of policy {name!r}, which the factory cannot rebuild (no kind and "
+            "config stored); build that policy yourself and call load_state_dict with policy.pt"
+        )
+    policy = policy_from_config(described["kind"], described["config"])
+    try:
+        policy.load_state_dict(checkpoint.policy_state)
+    except (ValueError, KeyError, RuntimeError, TypeError) as err:
+        raise CheckpointError(f"checkpoint file {path / 'policy.pt'} does not fit its policy: {err}") from err
+    return policy
 
 
 def max_tokens_per_turn(policy: Policy) -> int | None:

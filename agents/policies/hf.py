@@ -50,7 +50,7 @@ from typing import Any
 import torch
 from wmrl_agents.policies.hf_chat import ChatPrompter
 from wmrl_agents.policies.hf_config import HFPolicyConfig, LoRASettings
-from wmrl_agents.policies.hf_generation import ReplySampler, check_logprob_gap, make_sampler
+from wmrl_agents.policies.hf_generation import ReplySampler, check_logprob_gap
 from wmrl_agents.policies.hf_loading import (
     check_source,
     load_model,
@@ -58,6 +58,7 @@ from wmrl_agents.policies.hf_loading import (
     resolve_device,
     stop_token_ids,
 )
+from wmrl_agents.policies.hf_samplers import make_sampler
 from wmrl_agents.policies.hf_scoring import HFTokens, score_replies
 from wmrl_agents.policies.weights import weights_mismatch
 from wmrl_agents.policy import Episode, Sample, TokenScores

@@ -1,7 +1,7 @@
 """Sampling the LM policy's replies outside transformers: on a vLLM server or with the vLLM engine in-process.
 
 `HFPolicy` samples with transformers unless `HFPolicyConfig.generation` names another
-sampler; this module builds that sampler (`make_sampler`) and holds what every sampler
+sampler (built by `hf_samplers.make_sampler`); this module holds what every sampler
 shares. A sampler only turns prompt token ids into reply token ids: the policy then
 recomputes the old log-probabilities with its own forward pass, as it does after a
 transformers sample, so the GRPO ratio compares two outputs of one function whatever
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
-from wmrl_agents.policies.hf_config import HFPolicyConfig
 
 from wmrl_envs.errors import WmrlError
 
@@ -34,7 +33,6 @@ __all__ = [
     "ReplySampler",
     "check_logprob_gap",
     "finish_reply",
-    "make_sampler",
     "request_seeds",
 ]
 
@@ -60,24 +58,6 @@ class ReplySampler(Protocol):
     ) -> list[DrawnReply]:
         """One reply per prompt, in order; temperature 0 is greedy; `seed` makes the call repeatable."""
         ...
-
-
-def make_sampler(
-    settings: HFPolicyConfig, model_path: str, model: Any, tokenizer: Any, stop_ids: Sequence[int]
-) -> ReplySampler | None:
-    """The sampler `settings.generation` names, or None for the policy's own transformers sampling."""
-    if settings.generation == "transformers":
-        return None
-    from wmrl_agents.policies.hf_adapters import AdapterPublisher
-
-    adapters = AdapterPublisher(model, settings.adapter_dir) if settings.lora is not None else None
-    if settings.generation == "server":
-        from wmrl_agents.policies.hf_server import ServerSampler
-
-        return ServerSampler(settings, model_path, tokenizer, stop_ids, adapters)
-    from wmrl_agents.policies.hf_vllm import VLLMSampler
-
-    return VLLMSampler(settings, model_path, stop_ids, adapters)
 
 
 def request_seeds(seed: int | None, count: int) -> list[int | None]:

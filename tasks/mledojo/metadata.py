@@ -8,8 +8,9 @@ submission's header, which is what MLE-Dojo and MLE-bench graders do anyway.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from wmrl_envs.competition import Category, Split
 

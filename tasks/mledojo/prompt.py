@@ -7,19 +7,15 @@ solution that writes its CSV elsewhere cannot be graded.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from wmrl_envs.competition import Competition
+from wmrl_envs.data_summary import data_summary
 from wmrl_envs.grading import Grade
 from wmrl_envs.rewards.base import Score
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
 
-__all__ = ["data_summary", "feedback_text", "predicted_feedback_text", "task_prompt"]
-
-_MAX_FILES = 25
-_MAX_COLUMNS = 40
+__all__ = ["feedback_text", "predicted_feedback_text", "task_prompt"]
 
 
 def task_prompt(competition: Competition, turn: int, max_turns: int, limits: Limits) -> str:
@@ -39,33 +35,26 @@ def task_prompt(competition: Competition, turn: int, max_turns: int, limits: Lim
             "- `os.environ['DATA_DIR']`: the data above (read-only).",
             "- `os.environ['OUTPUT_DIR']`: a writable scratch directory.",
             "- `os.environ['SUBMISSION_PATH']`: write your submission CSV exactly here.",
-            f"- The submission must have the columns {sample_columns} and one row per id in"
-            f" `{competition.sample_submission_path.name}` (any order).",
-            f"- Limits per run: {limits.wall_time_s:.0f} s wall time, {limits.memory_mb} MB memory,"
-            f" {limits.cpus} CPU(s).",
+            (
+                f"- The submission must have the columns {sample_columns} and one row per id in"
+                f" `{competition.sample_submission_path.name}` (any order)."
+            ),
+            (
+                f"- Limits per run: {limits.wall_time_s:.0f} s wall time, {limits.memory_mb} MB memory,"
+                f" {limits.cpus} CPU(s)."
+            ),
             "",
             f"# Scoring: {competition.metric} ({'higher' if competition.higher_is_better else 'lower'} is better)",
-            "Your score is placed on the competition's public and private leaderboards; the reward is the"
-            " position score (the fraction of teams you are not strictly worse than), averaged over both boards.",
-            f"You have {max_turns - turn} submission(s) left; after each you see the result and may improve."
-            " Resubmitting does not earn more than your best submission.",
+            (
+                "Your score is placed on the competition's public and private leaderboards; the reward is the"
+                " position score (the fraction of teams you are not strictly worse than), averaged over both boards."
+            ),
+            (
+                f"You have {max_turns - turn} submission(s) left; after each you see the result and may improve."
+                " Resubmitting does not earn more than your best submission."
+            ),
         ]
     )
-
-
-def data_summary(public_dir: Path) -> str:
-    """One line per public file with its size; CSV files also show rows and columns."""
-    files = sorted(p for p in public_dir.rglob("*") if p.is_file())
-    lines = []
-    for path in files[:_MAX_FILES]:
-        rel = path.relative_to(public_dir)
-        line = f"- {rel} ({_size(path.stat().st_size)})"
-        if path.suffix == ".csv":
-            line += _csv_shape(path)
-        lines.append(line)
-    if len(files) > _MAX_FILES:
-        lines.append(f"- ... and {len(files) - _MAX_FILES} more files")
-    return "\n".join(lines) if lines else "- (no files)"
 
 
 def feedback_text(
@@ -118,23 +107,3 @@ def predicted_feedback_text(turn: int, max_turns: int, score: Score | None, best
         lines.append(f"Predicted position score: {score.value:.3f}")
     lines.append(f"Best position score so far: {best_position:.3f}. Submissions left: {max_turns - turn}.")
     return "\n".join(lines)
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
-
-
-def _csv_shape(path: Path) -> str:
-    try:
-        columns = list(pd.read_csv(path, nrows=0).columns)
-        with path.open("rb") as fh:
-            rows = max(sum(1 for _ in fh) - 1, 0)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        return f": unreadable ({exc.__class__.__name__})"
-    shown = ", ".join(map(str, columns[:_MAX_COLUMNS]))
-    more = f", ... ({len(columns)} columns)" if len(columns) > _MAX_COLUMNS else ""
-    return f": {rows} rows; columns: {shown}{more}"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import logging
 import stat
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 import functools
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from collections.abc import Mapping
 from pathlib import PurePath
-from typing import Any, Mapping
+from typing import Any
 
 from wmrl_envs.competition import Category, Split
 
@@ -113,9 +114,13 @@ def _string(value: Any, where: str, *, allow_empty: bool) -> str:
 def _metric(value: Any, where: str, allow_unsupported: bool) -> str:
     if isinstance(value, str) and value in METRICS:
         return value
-    if allow_unsupported and isinstance(value, str) and value.startswith(UNSUPPORTED_PREFIX):
-        if value.removeprefix(UNSUPPORTED_PREFIX).strip():
-            return value
+    if (
+        allow_unsupported
+        and isinstance(value, str)
+        and value.startswith(UNSUPPORTED_PREFIX)
+        and value.removeprefix(UNSUPPORTED_PREFIX).strip()
+    ):
+        return value
     raise TaskYamlError(f"{where}: {value!r} is not a metric wmrl can grade; use one of: {_METRIC_LIST}")
 
 

@@ -9,7 +9,7 @@ import pytest
 from bench_script import REPO_ROOT, run_benchmark  # found by path, beside this file
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from grading_cost import FAMILIES  # noqa: E402  (a script of benchmarks/, not a package)
+from grading_cost import FAMILIES
 
 pytestmark = pytest.mark.slow
 

@@ -7,10 +7,10 @@ imported only then). Every backend returns the same `ExecutionResult` for the sa
 behaviour.
 """
 
-from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Executor, Limits, Status
+from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Executor, Limits, SandboxUnavailable, Status
 from wmrl_envs.sandbox.bwrap import BwrapExecutor
 from wmrl_envs.sandbox.docker import DockerExecutor
-from wmrl_envs.sandbox.factory import BACKENDS, SandboxUnavailable, make_executor
+from wmrl_envs.sandbox.factory import BACKENDS, make_executor
 from wmrl_envs.sandbox.local import LocalExecutor
 from wmrl_envs.sandbox.ray_executor import RayExecutor
 from wmrl_envs.sandbox.warm import WarmBwrapExecutor

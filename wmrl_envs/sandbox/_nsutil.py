@@ -41,7 +41,7 @@ def prctl(option, arg=0):
 
 def mount(source, target, fstype, flags, data=None):
     """mount(2) with str arguments."""
-    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    enc = lambda s: None if s is None else s.encode()
     check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 

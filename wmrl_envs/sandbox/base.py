@@ -13,9 +13,15 @@ from enum import Enum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["ExecutionResult", "Executor", "Limits", "Status", "SUBMISSION_FILENAME"]
+from wmrl_envs.errors import WmrlError
+
+__all__ = ["SUBMISSION_FILENAME", "ExecutionResult", "Executor", "Limits", "SandboxUnavailable", "Status"]
 
 SUBMISSION_FILENAME = "submission.csv"
+
+
+class SandboxUnavailable(WmrlError, RuntimeError):
+    """The requested backend cannot run on this machine; the message says why and what to do."""
 
 
 class Status(str, Enum):

@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from wmrl_envs.errors import WmrlError
-from wmrl_envs.sandbox.factory import SandboxUnavailable
+from wmrl_envs.sandbox.base import SandboxUnavailable
 
 __all__ = [
     "RayUnavailable",

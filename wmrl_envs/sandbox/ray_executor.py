@@ -30,9 +30,8 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
-from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Limits
+from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Limits, SandboxUnavailable
 from wmrl_envs.sandbox.data_shipping import content_digest, pack_dir, tree_signature
-from wmrl_envs.sandbox.factory import SandboxUnavailable
 from wmrl_envs.sandbox.outcome import infra_error, submission_in
 from wmrl_envs.sandbox.ray_cluster import RunShape, connect, first_line, import_ray, slots_per_node
 from wmrl_envs.sandbox.ray_pool import SlotOptions, SlotPool

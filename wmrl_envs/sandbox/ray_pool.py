@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from wmrl_envs.sandbox.factory import SandboxUnavailable
+from wmrl_envs.sandbox.base import SandboxUnavailable
 from wmrl_envs.sandbox.ray_cluster import RunShape, first_line, import_ray
 from wmrl_envs.sandbox.ray_worker import SandboxWorker
 

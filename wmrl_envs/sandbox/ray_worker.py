@@ -26,6 +26,7 @@ from typing import Any
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Executor, Limits
 from wmrl_envs.sandbox.data_shipping import NodeDataCache
+from wmrl_envs.sandbox.node_executor import make_node_executor
 from wmrl_envs.sandbox.outcome import infra_error
 from wmrl_envs.sandbox.proctree import alive
 from wmrl_envs.sandbox.rundir import remove_tree, scratch_dir
@@ -80,15 +81,13 @@ class SandboxWorker:
         backend_kwargs: dict[str, Any],
         cache_dir: str | None,
     ) -> None:
-        from wmrl_envs.sandbox.factory import make_executor
-
         self.node = _node_identity()
         sweep_orphan_outputs()
         self.cache = NodeDataCache(Path(cache_dir) if cache_dir else default_node_cache())
         self.executor: Executor | None = None
         self.problem: str | None = None
         try:
-            self.executor = make_executor(backend, **backend_kwargs)
+            self.executor = make_node_executor(backend, **backend_kwargs)
         except (WmrlError, OSError, ValueError, TypeError) as exc:
             self.problem = f"{type(exc).__name__}: {exc}"
 

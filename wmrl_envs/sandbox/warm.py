@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path, PurePosixPath
+from typing import Self
 
 from wmrl_envs.sandbox.base import ExecutionResult, Limits
 from wmrl_envs.sandbox.bwrap import SANDBOX_CODE, SANDBOX_DATA, SANDBOX_OUTPUT, filesystem_args
@@ -86,7 +87,7 @@ class WarmBwrapExecutor:
         self._cgroup_parents: list[Path] = []
         self.preload_failed: list[str] = []
 
-    def __enter__(self) -> WarmBwrapExecutor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

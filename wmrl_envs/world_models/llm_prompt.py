@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from wmrl_envs.competition import Competition
+from wmrl_envs.data_summary import data_summary
 from wmrl_envs.grading import Leaderboard
 from wmrl_envs.world_models.base import PredictedStatus, PredictorError
 
@@ -113,11 +114,6 @@ def leaderboard_range(competition: Competition) -> str:
 
 
 def _data_summary(competition: Competition) -> str:
-    # The task family owns how public data is summarised; wmrl_envs only borrows it when present.
-    try:
-        from wmrl_tasks.mledojo.prompt import data_summary
-    except ImportError:
-        return "- (data summary unavailable)"
     try:
         return data_summary(Path(competition.public_dir))
     except OSError as err:

@@ -15,7 +15,7 @@ any `VLAPolicy`:
 3. the loss is the mean negative log-likelihood per action token, minimised with
    AdamW and gradient clipping; steps are shuffled with a seeded generator.
 
-The result is saved as a wmrl checkpoint (`wmrl_agents.grpo.checkpoint` format), so
+The result is saved as a wmrl checkpoint (`wmrl_agents.checkpoint` format), so
 `load_policy_from_checkpoint` rebuilds the policy with its weights, and a tiny VLA
 can start GRPO from it (``init_from``). It carries no optimizer state: a GRPO run
 starts its own.
@@ -147,7 +147,7 @@ def demo_nll(policy: VLAPolicy, steps: DemoSteps, batch_size: int = 256) -> floa
 
 def save_policy_checkpoint(policy: VLAPolicy, out_dir: str | Path, *, step: int, summary: dict[str, Any]) -> Path:
     """Write `policy` as ``out_dir/checkpoints/step-NNNNNNNN`` (wmrl's checkpoint format); `summary` goes in state.json."""
-    from wmrl_agents.grpo.checkpoint import save_checkpoint
+    from wmrl_agents.checkpoint import save_checkpoint
     from wmrl_agents.grpo.rng import capture_rng
     from wmrl_agents.policies.factory import describe_policy
 

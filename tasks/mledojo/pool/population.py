@@ -9,8 +9,9 @@ and `team_predictions` turns a team into a submission for any tabular pool compe
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

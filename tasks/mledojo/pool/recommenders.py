@@ -7,8 +7,9 @@ user-neighbourhood models, their blends, and noisy or truncated copies of good l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -8,8 +8,9 @@ builds with the same seed are identical.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,8 +20,8 @@ from wmrl_envs.competition import Category
 __all__ = [
     "POOL_VERSION",
     "CompetitionSpec",
-    "answers_with_usage",
     "Prepared",
+    "answers_with_usage",
     "one_hot",
     "random_split",
     "seed_for",
@@ -78,7 +79,7 @@ def random_split(
     """Shuffle rows, number them from `start` in `id_column` (first column), and cut off the test share."""
     shuffled = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
     shuffled.insert(0, id_column, np.arange(start, start + len(frame)))
-    n_test = int(round(len(frame) * test_fraction))
+    n_test = round(len(frame) * test_fraction)
     return shuffled.iloc[: len(frame) - n_test].reset_index(drop=True), shuffled.iloc[len(frame) - n_test :].reset_index(drop=True)
 
 
@@ -102,7 +103,7 @@ def simple_prepared(
 def usage_column(n: int, rng: np.random.Generator) -> np.ndarray:
     """Kaggle's `Usage` labels: a seeded ~30% of rows 'Public', the rest 'Private'."""
     usage = np.full(n, "Private", dtype=object)
-    usage[rng.permutation(n)[: int(round(n * PUBLIC_FRACTION))]] = "Public"
+    usage[rng.permutation(n)[: round(n * PUBLIC_FRACTION)]] = "Public"
     return usage
 
 

@@ -13,11 +13,12 @@ variant is real program text that runs in the sandbox like any policy's solution
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+
+from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.grading import get_metric
-from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
 __all__ = ["VARIANTS", "prior_code", "solution_variants"]
 

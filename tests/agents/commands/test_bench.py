@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 from wmrl_agents.bench.evaluate import evaluate_policy
+from wmrl_agents.cli import main
 from wmrl_agents.policies.program import ProgramPolicy
 from wmrl_tasks.mledojo.catalog import load_competitions
 from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
-from wmrl_envs.cli import main
 from wmrl_envs.sandbox import Limits
 
 TASKS = ("movielens-next-favorites", "telco-customer-churn")

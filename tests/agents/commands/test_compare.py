@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from wmrl_envs.cli import main
+from wmrl_agents.cli import main
 
 
 @pytest.mark.slow

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from wmrl_envs.cli import main
+from wmrl_agents.cli import main
 
 TRAIN_TASK = "store-item-demand"
 HELD_OUT_TASK = "telco-customer-churn"
@@ -59,7 +58,8 @@ def _records(out: Path) -> list[dict]:
 def test_real_execution_training_resumes_and_its_checkpoint_rebuilds_the_policy(
     tmp_path: Path, data_root: Path
 ) -> None:
-    from wmrl_agents.grpo.checkpoint import latest_checkpoint, load_checkpoint, load_policy_from_checkpoint
+    from wmrl_agents.checkpoint import latest_checkpoint, load_checkpoint
+    from wmrl_agents.policies.factory import load_policy_from_checkpoint
     from wmrl_agents.policies.program import ProgramPolicy
 
     out, config = tmp_path / "run", _config(tmp_path, data_root)
@@ -147,7 +147,7 @@ def test_a_causal_lm_trains_through_the_same_command_and_resumes_from_its_checkp
     # The tiny random model writes no program: every turn is a failed but scored turn, never a crash.
     assert record["rewards"]["reward_mean"] == 0.0
     assert json.loads((out / "summary.json").read_text())["steps"] == 1
-    from wmrl_agents.grpo.checkpoint import load_policy_from_checkpoint
+    from wmrl_agents.policies.factory import load_policy_from_checkpoint
 
     assert load_policy_from_checkpoint(out).name == f"hf:{tiny_qwen35}"
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 from choice_policy import ChoicePolicy, KeywordPredictor
-from wmrl_agents.grpo.checkpoint import CheckpointError
+from wmrl_agents.checkpoint import CheckpointError
 from wmrl_agents.grpo.config import preset
 from wmrl_agents.grpo.trainer import GRPOTrainer
 
@@ -168,7 +168,7 @@ def _drop_config_key_from_checkpoint(run: Path, key: str) -> None:
     """Rewrite the run's checkpoint as a version without config key `key` wrote it (manifest kept consistent)."""
     import hashlib
 
-    from wmrl_agents.grpo.checkpoint import latest_checkpoint
+    from wmrl_agents.checkpoint import latest_checkpoint
 
     path = latest_checkpoint(run / "checkpoints")
     assert path is not None

@@ -10,8 +10,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-
-from wmrl_envs.cli import main
+from wmrl_agents.cli import main
 
 IMAGE_SIZE = 32
 

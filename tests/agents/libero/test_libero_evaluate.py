@@ -58,7 +58,7 @@ def test_leaderboard_files_share_the_code_benchmarks_columns(result, tmp_path: P
 
 
 def test_wmrl_libero_eval_writes_the_files_and_refuses_a_task_outside_the_suite(libero_assets, tmp_path) -> None:
-    base = [sys.executable, "-m", "wmrl_envs.cli", "libero-eval", "--suite", "libero_spatial", "--init-states", "1"]
+    base = [sys.executable, "-m", "wmrl_agents.cli", "libero-eval", "--suite", "libero_spatial", "--init-states", "1"]
     base += ["--horizon", "2", "--image-size", "32", "--assets-dir", str(libero_assets), "--out-dir", str(tmp_path)]
     done = subprocess.run([*base, "--tasks", "0", "--json"], check=False, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -89,7 +89,8 @@ def test_one_corrected_grpo_step_scores_episodes_by_success_and_progress_and_mov
 
 
 def test_a_checkpointed_libero_run_rebuilds_its_vla_and_refuses_other_tasks(libero_assets, tmp_path) -> None:
-    from wmrl_agents.grpo.checkpoint import CheckpointError, load_policy_from_checkpoint
+    from wmrl_agents.checkpoint import CheckpointError
+    from wmrl_agents.policies.factory import load_policy_from_checkpoint
 
     config = _config(libero_assets, steps=1)
     policy = TinyVLAPolicy(TinyVLAConfig(image_size=32))

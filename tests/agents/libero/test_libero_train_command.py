@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from wmrl_envs.cli import main
+from wmrl_agents.cli import main
 
 
 def test_wmrl_train_runs_corrected_grpo_on_libero_and_resumes_only_with_the_same_tasks(

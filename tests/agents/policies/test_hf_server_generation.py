@@ -323,7 +323,7 @@ def data_root(pool_root: Path, tmp_path: Path) -> Path:
 def test_wmrl_train_and_bench_generate_on_the_server_and_each_update_is_pushed(
     tiny_qwen35: Path, data_root: Path, tmp_path: Path
 ) -> None:
-    from wmrl_envs.cli import main
+    from wmrl_agents.cli import main
 
     config = tmp_path / "run.yaml"
     config.write_text(f"steps: 2\ngroups_per_step: 1\ngroup_size: 2\ndata_root: {json.dumps(str(data_root))}\n")

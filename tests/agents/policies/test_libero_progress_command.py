@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from vla_test_data import coloured_demo, write_libero_file
+from wmrl_agents.cli import main
 from wmrl_tasks.libero import TinyProgressModel
-
-from wmrl_envs.cli import main
 
 
 def test_the_fitted_model_predicts_more_progress_for_a_longer_prefix_of_a_demonstration(

@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 import torch
 from vla_test_data import SMALL, coloured_demo, write_libero_file
-from wmrl_agents.grpo.checkpoint import CheckpointError, load_checkpoint, load_policy_from_checkpoint
-from wmrl_agents.policies.factory import describe_policy, make_policy, max_tokens_per_turn, policy_from_config
+from wmrl_agents.checkpoint import CheckpointError, load_checkpoint
+from wmrl_agents.policies.factory import (
+    describe_policy,
+    load_policy_from_checkpoint,
+    make_policy,
+    max_tokens_per_turn,
+    policy_from_config,
+)
 from wmrl_agents.policies.vla.base import ActionTrajectory
 from wmrl_agents.policies.vla.demos import Demonstration, read_demos
 from wmrl_agents.policies.vla.sft import (

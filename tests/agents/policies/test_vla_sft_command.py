@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 import torch
 from vla_test_data import SMALL, coloured_demo, write_libero_file
-from wmrl_agents.grpo.checkpoint import load_policy_from_checkpoint
+from wmrl_agents.cli import main
+from wmrl_agents.policies.factory import load_policy_from_checkpoint
 from wmrl_agents.policies.vla.tiny import TinyVLAPolicy
-
-from wmrl_envs.cli import main
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from wmrl_tasks.libero.observation import INSTRUCTION_BUCKETS, encode_instruction, observation_space
 
 OPEN = "open the top drawer of the cabinet"

@@ -8,10 +8,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from wmrl_tasks.libero import ProgressWorldModel, sample_frames
 
 import wmrl_envs  # noqa: F401  (registers the environments)
 from wmrl_envs.wrappers import WithRewardSource
-from wmrl_tasks.libero import ProgressWorldModel, sample_frames
 
 pytestmark = pytest.mark.slow
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
-
 from mledojo_builders import Built, task_json, write_frames, write_mlebench_leaderboard
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
+from wmrl_tasks.mledojo.pool import pool_split
+from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
 import wmrl_envs  # noqa: F401  (registers the environments)
 from wmrl_envs.rewards import RealExecution
-from wmrl_tasks.mledojo.pool import pool_split
-from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
 FAST_TASK = "telco-customer-churn"
 

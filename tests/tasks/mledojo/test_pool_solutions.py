@@ -12,12 +12,12 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-
-from wmrl_envs.outcome import execute_and_grade
-from wmrl_envs.sandbox import Executor, Limits, Status, make_executor
 from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool
 from wmrl_tasks.mledojo.pool.baselines import baseline_code
 from wmrl_tasks.mledojo.readers import read_competition
+
+from wmrl_envs.outcome import execute_and_grade
+from wmrl_envs.sandbox import Executor, Limits, Status, make_executor
 
 SOLUTIONS = resources.files("wmrl_tasks.mledojo.pool") / "solutions"
 ALLOWED_IMPORTS = {"os", "numpy", "pandas", "sklearn"}

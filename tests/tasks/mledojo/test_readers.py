@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from wmrl_envs.competition import Category, Split
+from mledojo_builders import MLEBENCH_IDS
 from wmrl_tasks.mledojo.errors import TaskFolderError, UnsupportedMetricError
 from wmrl_tasks.mledojo.readers import discover, read_competition
 
-from mledojo_builders import MLEBENCH_IDS
+from wmrl_envs.competition import Category, Split
 
 TASK_JSON_TO_GRADER = {"mean_columnwise_rmsle": "mean_column_rmsle", "mean_columnwise_roc_auc": "mean_column_roc_auc"}
 CATEGORIES = {

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from wmrl_envs.competition import Category, Split
+from mledojo_builders import REFERENCE_IDS, paper_split, read_tsv, task_json
 from wmrl_tasks.mledojo import make_registry
 from wmrl_tasks.mledojo.metadata import METRICS, UNSUPPORTED_PREFIX
 from wmrl_tasks.mledojo.registry import REGISTRY_PATH, category_counts, get_metadata, known_ids, paper_split_ids
 
-from mledojo_builders import REFERENCE_IDS, paper_split, read_tsv, task_json
+from wmrl_envs.competition import Category, Split
 
 # task.json spells two metrics differently from the grader's keys.
 TASK_JSON_TO_GRADER = {"mean_columnwise_rmsle": "mean_column_rmsle", "mean_columnwise_roc_auc": "mean_column_roc_auc"}

@@ -8,8 +8,6 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from wmrl_envs.competition import Category, Split
 from wmrl_tasks.mledojo.errors import TaskFolderError, TaskYamlError, UnsupportedMetricError
 from wmrl_tasks.mledojo.metadata import METRICS, CompetitionMetadata
 from wmrl_tasks.mledojo.schema import build_metadata
@@ -19,6 +17,8 @@ from wmrl_tasks.mledojo.task_yaml import (
     resolve_metadata,
     task_yaml_template,
 )
+
+from wmrl_envs.competition import Category, Split
 
 # YAML normalizes control characters and line separators, which no column name or title holds.
 letters = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"))

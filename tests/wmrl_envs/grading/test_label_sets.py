@@ -18,11 +18,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, roc_auc_score
+from wmrl_tasks.mledojo.readers import read_competition
 
 from wmrl_envs.competition import Competition
 from wmrl_envs.grading import Grader
 from wmrl_envs.grading.label_sets import task_labels
-from wmrl_tasks.mledojo.readers import read_competition
 
 LAYOUTS = ("mledojo", "mlebench")
 

@@ -11,8 +11,8 @@ from wmrl_envs.sandbox import (
     LocalExecutor,
     SandboxUnavailable,
     WarmBwrapExecutor,
-    factory,
     make_executor,
+    node_executor,
 )
 
 
@@ -22,13 +22,13 @@ def test_unknown_backend_names_the_choices():
 
 
 def test_auto_prefers_bwrap_when_its_probe_succeeds(monkeypatch):
-    monkeypatch.setattr(factory, "_bwrap_problem", lambda bwrap: None)
+    monkeypatch.setattr(node_executor, "_bwrap_problem", lambda bwrap: None)
     executor = make_executor("auto")
     assert isinstance(executor, BwrapExecutor) and isinstance(executor, Executor)
 
 
 def test_auto_falls_back_to_local_and_logs_why(monkeypatch, caplog):
-    monkeypatch.setattr(factory, "_bwrap_problem", lambda bwrap: "user namespaces disabled")
+    monkeypatch.setattr(node_executor, "_bwrap_problem", lambda bwrap: "user namespaces disabled")
     with caplog.at_level(logging.WARNING):
         executor = make_executor("auto")
     assert isinstance(executor, LocalExecutor)
@@ -36,7 +36,7 @@ def test_auto_falls_back_to_local_and_logs_why(monkeypatch, caplog):
 
 
 def test_explicit_bwrap_raises_when_unavailable(monkeypatch):
-    monkeypatch.setattr(factory, "_bwrap_problem", lambda bwrap: "bubblewrap not found at /nope")
+    monkeypatch.setattr(node_executor, "_bwrap_problem", lambda bwrap: "bubblewrap not found at /nope")
     with pytest.raises(SandboxUnavailable, match="bubblewrap not found"):
         make_executor("bwrap")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from wmrl_envs.sandbox import LocalExecutor, Status, factory
+from wmrl_envs.sandbox import LocalExecutor, SandboxUnavailable, Status, factory, node_executor
 from wmrl_envs.sandbox import bwrap as bwrap_module
 from wmrl_envs.sandbox import local as local_module
 from wmrl_envs.sandbox import probe as probe_module
@@ -219,11 +219,11 @@ def bare_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.setattr(module, "interpreter", lambda: python)
     monkeypatch.setattr(bwrap_module, "python_roots", lambda: [venv, Path(os.path.realpath(python)).parent.parent])
     monkeypatch.setattr(local_module, "python_roots", lambda: [venv, Path(os.path.realpath(python)).parent.parent])
-    factory._bwrap_problem.cache_clear()
-    factory._local_problem.cache_clear()
+    node_executor._bwrap_problem.cache_clear()
+    node_executor._local_problem.cache_clear()
     yield python
-    factory._bwrap_problem.cache_clear()
-    factory._local_problem.cache_clear()
+    node_executor._bwrap_problem.cache_clear()
+    node_executor._local_problem.cache_clear()
 
 
 def test_a_probe_names_the_missing_stack_and_the_fix(bare_interpreter: Path) -> None:
@@ -235,7 +235,7 @@ def test_a_probe_names_the_missing_stack_and_the_fix(bare_interpreter: Path) -> 
 
 
 def test_auto_refuses_when_no_backend_can_import_the_stack(bare_interpreter: Path) -> None:
-    with pytest.raises(factory.SandboxUnavailable) as caught:
+    with pytest.raises(SandboxUnavailable) as caught:
         factory.make_executor("auto")
     message = str(caught.value)
     assert "bubblewrap" in message and "local" in message and "pandas" in message

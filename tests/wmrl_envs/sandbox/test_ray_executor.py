@@ -159,7 +159,7 @@ def test_an_unreachable_address_fails_fast_with_a_clear_error(scheme) -> None:
 
 
 def test_wmrl_run_with_executor_ray_reports_an_unreachable_ray_address(pool_root, tmp_path, monkeypatch, capsys):
-    from wmrl_envs.cli import main
+    from wmrl_agents.cli import main
 
     solution = tmp_path / "solution.py"
     solution.write_text("print(1)\n")

@@ -11,6 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from scipy.stats import spearmanr
+from wmrl_tasks.mledojo.pool import POOL_IDS
+from wmrl_tasks.mledojo.pool.baselines import baseline_code
+from wmrl_tasks.mledojo.readers import read_competition
 
 from wmrl_envs.grading import get_metric
 from wmrl_envs.outcome import execute_and_grade
@@ -26,9 +29,6 @@ from wmrl_envs.world_models import (
     build_proxy_competition,
     proxy_record,
 )
-from wmrl_tasks.mledojo.pool import POOL_IDS
-from wmrl_tasks.mledojo.pool.baselines import baseline_code
-from wmrl_tasks.mledojo.readers import read_competition
 
 RANKED = ("telco-customer-churn", "hpc-job-runtime")
 """Competitions whose baselines run in a few seconds, with a binary and a multiclass metric."""

@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool, get_spec
 from wmrl_tasks.mledojo.pool.build import STAMP_FILE, default_root
 

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
-from wmrl_envs.grading.metrics import compute_metric
 from wmrl_tasks.mledojo.pool import POOL_IDS, get_spec
 from wmrl_tasks.mledojo.pool.build import leaderboard_files
 from wmrl_tasks.mledojo.pool.leaderboards import leaderboard_frame
+
+from wmrl_envs.grading.metrics import compute_metric
 
 BOARDS = ("public_leaderboard.csv", "private_leaderboard.csv")
 _PROBABILITY = {"roc_auc", "log_loss", "normalized_gini", "mean_column_roc_auc"}

@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from wmrl_tasks.mledojo.pool import POOL_IDS
 
 # Competitions whose rows are days: columns can be shifted copies of other days' targets.

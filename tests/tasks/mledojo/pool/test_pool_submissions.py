@@ -7,7 +7,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from wmrl_tasks.mledojo.pool import POOL_IDS
 
 

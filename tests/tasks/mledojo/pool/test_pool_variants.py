@@ -6,12 +6,12 @@ import ast
 from pathlib import Path
 
 import pytest
-
-from wmrl_envs.outcome import execute_and_grade
-from wmrl_envs.sandbox import Limits, Status, make_executor
 from wmrl_tasks.mledojo.pool import POOL_IDS
 from wmrl_tasks.mledojo.pool.variants import VARIANTS, solution_variants
 from wmrl_tasks.mledojo.readers import read_competition
+
+from wmrl_envs.outcome import execute_and_grade
+from wmrl_envs.sandbox import Limits, Status, make_executor
 
 
 @pytest.mark.parametrize("competition_id", POOL_IDS)

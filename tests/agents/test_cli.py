@@ -7,8 +7,7 @@ import importlib.metadata
 import json
 
 import pytest
-
-from wmrl_envs.cli import _parser, main
+from wmrl_agents.cli import _parser, main
 from wmrl_tasks.mledojo.pool import POOL_IDS
 from wmrl_tasks.mledojo.pool.baselines import baseline_code
 
@@ -58,7 +57,7 @@ def test_a_missing_solution_file_is_a_clear_error(pool_root, capsys) -> None:
 
 @pytest.mark.slow
 def test_demo_says_why_each_failed_run_scored_nothing(pool_root, monkeypatch, capsys) -> None:
-    import wmrl_tasks.mledojo.pool.baselines as baselines
+    from wmrl_tasks.mledojo.pool import baselines
 
     monkeypatch.setattr(baselines, "baseline_code", lambda _id: "import sys; sys.exit('no model fitted here')\n")
     assert main(["demo", "--split", "held-out", "--json"]) == 0

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from wmrl_agents.cli import main
 
-from wmrl_envs.cli import main
 from wmrl_envs.execution_log import ExecutionLog
 
 

@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from wmrl_agents.grpo.checkpoint import (
-    CheckpointError,
-    latest_checkpoint,
-    load_checkpoint,
-    load_policy_from_checkpoint,
-    save_checkpoint,
-)
+from wmrl_agents.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint
+from wmrl_agents.policies.factory import load_policy_from_checkpoint
 
 
 def _save(root: Path, step: int = 3, keep: int = 2) -> Path:

@@ -8,9 +8,9 @@ import socket
 from pathlib import Path
 
 import pytest
+from wmrl_agents.cli import main
 from wmrl_agents.commands import bench
 
-from wmrl_envs.cli import main
 from wmrl_envs.executor_flags import ray_options
 
 TASK = "telco-customer-churn"

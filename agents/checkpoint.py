@@ -1,5 +1,9 @@
 """Checkpoints that a killed run resumes from exactly, written atomically and checked before use.
 
+GRPO training and supervised warm starts (`wmrl sft`) both write them, and a policy may start
+from one (`init_from`), so the format sits beside `policy` rather than inside the trainer;
+rebuilding a policy from one is `policies.factory.load_policy_from_checkpoint`.
+
 A checkpoint is one folder, ``checkpoints/step-00000012``, holding:
 
 - ``policy.pt``: the policy's trainable state (`Policy.state_dict`);
@@ -30,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from wmrl_agents.policy import Policy
 
 from wmrl_envs.errors import WmrlError
 
@@ -38,9 +41,9 @@ __all__ = [
     "CHECKPOINT_FORMAT",
     "Checkpoint",
     "CheckpointError",
+    "find_checkpoint",
     "latest_checkpoint",
     "load_checkpoint",
-    "load_policy_from_checkpoint",
     "save_checkpoint",
 ]
 
@@ -154,31 +157,15 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     return Checkpoint(path, step, state, *tensors)
 
 
-def load_policy_from_checkpoint(path: str | Path) -> Policy:
-    """The policy a checkpoint (or the latest checkpoint of a run folder) holds, rebuilt and with its weights."""
-    from wmrl_agents.policies.factory import policy_from_config
-
+def find_checkpoint(path: str | Path) -> Path:
+    """`path` if it is a checkpoint folder, else the latest checkpoint of the run folder `path` (or its checkpoints/)."""
     path = Path(path)
     if not (path / "manifest.json").exists():
         for root in (path / "checkpoints", path):
             found = latest_checkpoint(root) if root.is_dir() else None
             if found is not None:
-                path = found
-                break
-    checkpoint = load_checkpoint(path)
-    described = checkpoint.state.get("policy")
-    if not isinstance(described, dict) or "kind" not in described or "config" not in described:
-        name = checkpoint.state.get("policy_name", "?")
-        raise CheckpointError(
-            f"checkpoint {path} holds the weights of policy {name!r}, which the factory cannot rebuild (no kind and "
-            "config stored); build that policy yourself and call load_state_dict with policy.pt"
-        )
-    policy = policy_from_config(described["kind"], described["config"])
-    try:
-        policy.load_state_dict(checkpoint.policy_state)
-    except (ValueError, KeyError, RuntimeError, TypeError) as err:
-        raise CheckpointError(f"checkpoint file {path / 'policy.pt'} does not fit its policy: {err}") from err
-    return policy
+                return found
+    return path
 
 
 def _checkpoint_dirs(root: Path) -> list[Path]:
