@@ -112,7 +112,10 @@ class MiniVLAPolicy:
         else:
             self.vla.llm.requires_grad_(True)
             self.vla.projector.requires_grad_(True)
-            self._reference = copy.deepcopy(self.vla).requires_grad_(False).eval()
+            frozen = {
+                id(self.vla.vision): self.vla.vision
+            }  # the frozen ViTs are shared, not copied (0.7B at full size)
+            self._reference = copy.deepcopy(self.vla, memo=frozen).requires_grad_(False).eval()
         self._trainable = [(n, p) for n, p in self.vla.named_parameters() if p.requires_grad]
 
     @classmethod

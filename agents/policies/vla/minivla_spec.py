@@ -23,6 +23,7 @@ from wmrl_agents.policies.vla.minivla_checkpoint import MiniVLAUnsupported
 __all__ = [
     "BASE_VLMS",
     "DINO_HEAD_DIM",
+    "MINIVLA",
     "QWEN_HEAD_DIM",
     "SIGLIP_HEAD_DIM",
     "BaseVLM",
@@ -171,3 +172,13 @@ class MiniVLASpec:
     def patches(self) -> int:
         """Image tokens the LLM sees per image (256 for MiniVLA)."""
         return (self.dino.image_size // self.dino.patch) ** 2
+
+
+MINIVLA = MiniVLASpec(
+    base="prism-qwen25-extra-dinosiglip-224px+0_5b",
+    dino=ViTSpec(hidden=1024, layers=23, heads=16, intermediate=4096, patch=14, image_size=224, registers=4),
+    siglip=ViTSpec(hidden=1152, layers=26, heads=16, intermediate=4304, patch=14, image_size=224),
+    llm=QwenSpec(vocab=151936, hidden=896, layers=24, heads=14, kv_heads=2, intermediate=4864, tied=True),
+)
+"""The published MiniVLA's sizes (ViT-L/14 DINOv2 of 24 blocks and So400m/14 SigLIP of 27, each built to its
+second-to-last; Qwen2.5-0.5B with its 151,936-row tied embedding), for benchmarks; loading reads them from the run."""

@@ -18,6 +18,7 @@ import torch
 from torch.nn import functional
 
 BASE_VLM = "prism-qwen25-extra-dinosiglip-224px+0_5b"
+PURE_BASE_VLM = "prism-qwen25-dinosiglip-224px+0_5b"
 PATCH, IMAGE = 14, 56
 DINO = {"hidden": 64, "blocks": 3, "mlp": 256, "registers": 4, "head_dim": 64}
 SIGLIP = {"hidden": 72, "blocks": 3, "mlp": 96, "head_dim": 72}
@@ -105,13 +106,16 @@ def _vit_tensors(prefix: str, sizes: dict, *, dino: bool, gen: torch.Generator) 
     return t
 
 
-def build_run(root: Path, *, seed: int = 0, tokenizer_in_run: bool = True) -> Path:
-    """Write a tiny MiniVLA run (config.json, dataset_statistics.json, checkpoints/*.pt, tokenizer/) under `root`."""
+def build_run(root: Path, *, seed: int = 0, extra: bool = True) -> Path:
+    """Write a tiny MiniVLA run (config.json, dataset_statistics.json, checkpoints/*.pt, tokenizer/) under `root`.
+
+    `extra`: the ``-extra`` base VLM (256 added tokens, ``extra_action_tokenizer``) as MiniVLA, else the pure one.
+    """
     from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 
     gen = torch.Generator().manual_seed(seed)
-    tokenizer_dir = build_tokenizer(root / "tokenizer" if tokenizer_in_run else root.parent / f"{root.name}-tok")
-    tokens = len(AutoTokenizer.from_pretrained(tokenizer_dir)) + 256  # Prismatic adds 256 <|extra_i|> tokens
+    tokenizer_dir = build_tokenizer(root / "tokenizer")
+    tokens = len(AutoTokenizer.from_pretrained(tokenizer_dir)) + (256 if extra else 0)  # the <|extra_i|> tokens
     vocab = math.ceil(tokens / 64) * 64  # and pads the embedding to a multiple of 64
     torch.manual_seed(seed)
     llm = Qwen2ForCausalLM(
@@ -143,7 +147,8 @@ def build_run(root: Path, *, seed: int = 0, tokenizer_in_run: bool = True) -> Pa
     (root / "checkpoints").mkdir(parents=True, exist_ok=True)
     model = {"vision_backbone": vision, "projector": projector, "llm_backbone": llm_state}
     torch.save({"model": model}, root / "checkpoints" / CHECKPOINT)
-    config = {"vla": {"base_vlm": BASE_VLM, "action_tokenizer": "extra_action_tokenizer", "image_sequence_len": 1}}
+    base, tokenizer = (BASE_VLM, "extra_action_tokenizer") if extra else (PURE_BASE_VLM, "action_tokenizer")
+    config = {"vla": {"base_vlm": base, "action_tokenizer": tokenizer, "image_sequence_len": 1}}
     (root / "config.json").write_text(json.dumps(config))
     (root / "dataset_statistics.json").write_text(json.dumps({"libero_90": {"action": ACTION_STATS}}))
     return root

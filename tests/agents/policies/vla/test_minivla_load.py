@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from minivla_tiny_run import CHECKPOINT, DINO, LLM, SIGLIP, reference_features
+from minivla_tiny_run import CHECKPOINT, DINO, LLM, SIGLIP, build_run, reference_features
 from wmrl_agents.policies.vla.minivla_checkpoint import (
     MiniVLACheckpointError,
     MiniVLAError,
@@ -40,6 +40,12 @@ def test_the_sizes_come_from_the_checkpoint_and_each_vit_stops_at_its_second_to_
     assert spec.fused_dim == DINO["hidden"] + SIGLIP["hidden"] and spec.patches == 16
     assert loaded.action_vocab_len == len(loaded.tokenizer) <= spec.llm.vocab  # the extra tokens are counted
     assert "<|extra_255|>" in loaded.tokenizer.get_vocab()
+
+
+def test_a_pure_qwen_run_puts_its_action_tokens_at_the_end_of_the_base_vocabulary(tmp_path: Path) -> None:
+    loaded = load_minivla(find_run(build_run(tmp_path / "pure", extra=False)))
+    assert not any(token.startswith("<|extra_") for token in loaded.tokenizer.get_vocab())
+    assert loaded.action_vocab_len == loaded.tokenizer.vocab_size  # openvla's ActionTokenizer without use_extra
 
 
 def test_fused_features_equal_timms_computation_from_the_checkpoints_own_tensors(minivla_run: Path) -> None:

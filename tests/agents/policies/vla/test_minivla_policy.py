@@ -73,6 +73,7 @@ def test_only_the_llm_and_projector_train_and_their_state_round_trips(policy, mi
     trainable = {id(p) for p in policy.trainable_parameters()}
     assert all(id(p) not in trainable for p in policy.vla.vision.parameters())
     assert all(id(p) in trainable for p in policy.vla.projector.parameters())
+    assert policy._reference.vision is policy.vla.vision  # the frozen reference shares the frozen ViTs
     description = describe_policy(policy)
     assert description["kind"] == "minivla" and description["config"]["checkpoint"].endswith(".pt")
     rebuilt = policy_from_config("minivla", description["config"])
