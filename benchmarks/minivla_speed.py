@@ -46,15 +46,19 @@ SIZES = {
 }
 
 
-def timed(run: Callable[[], Any], reps: int) -> list[float]:
-    """Wall seconds of `reps` calls of `run`, after one untimed warm-up call."""
+def timed(run: Callable[[], Any], reps: int) -> dict[str, list[float]]:
+    """Wall and CPU seconds of `reps` calls of `run`, after one untimed warm-up call.
+
+    With one thread, CPU seconds are what the pass costs on an idle core; wall seconds add the wait for a core.
+    """
     run()
-    times = []
+    wall, cpu = [], []
     for _ in range(reps):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         run()
-        times.append(time.perf_counter() - start)
-    return times
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return {"wall_s": wall, "cpu_s": cpu}
 
 
 def measure(spec: MiniVLASpec, batch: int, reps: int) -> dict[str, Any]:
@@ -93,9 +97,9 @@ def measure(spec: MiniVLASpec, batch: int, reps: int) -> dict[str, Any]:
     return {
         "parameters": sum(p.numel() for p in model.parameters()),
         "build_s": build_s,
-        "act_s": timed(act, reps),
-        "score_s": timed(score, reps),
-        "score_backward_s": timed(score_backward, reps),
+        "act": timed(act, reps),
+        "score": timed(score, reps),
+        "score_backward": timed(score_backward, reps),
     }
 
 
@@ -122,11 +126,11 @@ def main() -> None:
         **result,
     }
     table = Table(title=f"MiniVLA ({args.size}, {result['parameters']:,} parameters) on CPU, batch {args.batch}")
-    for column in ("pass", "median s", "min s", "max s"):
+    for column in ("pass", "median wall s", "min wall s", "median CPU s"):
         table.add_column(column)
-    for key in ("act_s", "score_s", "score_backward_s"):
-        values = result[key]
-        table.add_row(key[:-2], f"{statistics.median(values):.4f}", f"{min(values):.4f}", f"{max(values):.4f}")
+    for key in ("act", "score", "score_backward"):
+        wall, cpu = result[key]["wall_s"], result[key]["cpu_s"]
+        table.add_row(key, f"{statistics.median(wall):.4f}", f"{min(wall):.4f}", f"{statistics.median(cpu):.4f}")
     Console().print(table)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results[f"{args.size}-batch{args.batch}-threads{args.threads}"] = record

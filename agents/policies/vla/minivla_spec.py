@@ -102,7 +102,11 @@ class ViTSpec:
         )
 
     def siglip_config(self) -> Any:
-        """The `SiglipVisionConfig` of this ViT (tanh GELU, eps 1e-6, no pooling head)."""
+        """The `SiglipVisionConfig` of this ViT (eps 1e-6, no pooling head), with timm's exact GELU.
+
+        Prismatic trained timm's SigLIP, whose MLP uses the exact GELU where transformers' SigLIP uses the tanh
+        approximation: the features would drift by up to ~1e-3 per activation with transformers' default.
+        """
         from transformers import SiglipVisionConfig
 
         return SiglipVisionConfig(
@@ -112,7 +116,7 @@ class ViTSpec:
             intermediate_size=self.intermediate,
             image_size=self.image_size,
             patch_size=self.patch,
-            hidden_act="gelu_pytorch_tanh",
+            hidden_act="gelu",
             layer_norm_eps=1e-6,
             vision_use_head=False,
         )

@@ -156,12 +156,13 @@ def build_run(root: Path, *, seed: int = 0, extra: bool = True) -> Path:
 
 def reference_features(vision: dict[str, torch.Tensor], pixels: dict[str, torch.Tensor]) -> torch.Tensor:
     """Fused patch features computed from the timm-named tensors as timm does (second-to-last block, no norm)."""
-    dino = _timm_vit(vision, "dino_featurizer", pixels["dino"], DINO, tanh=False)
-    siglip = _timm_vit(vision, "siglip_featurizer", pixels["siglip"], SIGLIP, tanh=True)
+    dino = _timm_vit(vision, "dino_featurizer", pixels["dino"], DINO)
+    siglip = _timm_vit(vision, "siglip_featurizer", pixels["siglip"], SIGLIP)
     return torch.cat([dino, siglip], dim=-1)
 
 
-def _timm_vit(t: dict, prefix: str, image: torch.Tensor, sizes: dict, *, tanh: bool) -> torch.Tensor:
+def _timm_vit(t: dict, prefix: str, image: torch.Tensor, sizes: dict) -> torch.Tensor:
+    """timm's VisionTransformer up to its second-to-last block: exact GELU in both (timm's default act_layer)."""
     d = sizes["hidden"]
     x = functional.conv2d(image, t[f"{prefix}.patch_embed.proj.weight"], t[f"{prefix}.patch_embed.proj.bias"], PATCH)
     x = x.flatten(2).transpose(1, 2) + t[f"{prefix}.pos_embed"]
@@ -179,9 +180,7 @@ def _timm_vit(t: dict, prefix: str, image: torch.Tensor, sizes: dict, *, tanh: b
         h = attention @ t[f"{b}.attn.proj.weight"].T + t[f"{b}.attn.proj.bias"]
         x = x + (h * t[f"{b}.ls1.gamma"] if f"{b}.ls1.gamma" in t else h)
         h = functional.layer_norm(x, (d,), t[f"{b}.norm2.weight"], t[f"{b}.norm2.bias"], eps=1e-6)
-        h = functional.gelu(
-            h @ t[f"{b}.mlp.fc1.weight"].T + t[f"{b}.mlp.fc1.bias"], approximate="tanh" if tanh else "none"
-        )
+        h = functional.gelu(h @ t[f"{b}.mlp.fc1.weight"].T + t[f"{b}.mlp.fc1.bias"])
         h = h @ t[f"{b}.mlp.fc2.weight"].T + t[f"{b}.mlp.fc2.bias"]
         x = x + (h * t[f"{b}.ls2.gamma"] if f"{b}.ls2.gamma" in t else h)
     return x[:, prefix_tokens:]
