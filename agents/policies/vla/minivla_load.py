@@ -12,6 +12,7 @@ in the local Hugging Face cache; the ``-extra`` backbones then get their 256
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,8 @@ class LoadedMiniVLA:
 
 def load_minivla(run: MiniVLARun, *, tokenizer: str | Path | None = None) -> LoadedMiniVLA:
     """`run`'s MiniVLA with the checkpoint's weights, and its tokenizer (see the module docstring for where from)."""
+    if importlib.util.find_spec("transformers") is None:
+        raise MiniVLAError('MiniVLA is built from transformers, which is not installed: pip install "wmrl[llm]"')
     name = _base_name(run)
     base = base_vlm(name)
     state = read_checkpoint(run.checkpoint)

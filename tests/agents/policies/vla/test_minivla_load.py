@@ -138,3 +138,18 @@ def test_an_unknown_base_vlm_or_a_missing_tokenizer_is_refused_with_what_to_do(
     shutil.rmtree(run / "tokenizer")
     with pytest.raises(MiniVLAError, match="cannot load MiniVLA's tokenizer from Qwen/Qwen2.5-0.5B.*tokenizer=DIR"):
         load_minivla(find_run(run))
+
+
+def test_without_transformers_the_loader_names_the_extra_to_install(
+    minivla_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a)
+    )
+    with pytest.raises(
+        MiniVLAError, match=r'built from transformers, which is not installed: pip install "wmrl\[llm\]"'
+    ):
+        load_minivla(find_run(minivla_run))
