@@ -7,8 +7,8 @@ projection, DINOv2's position table without a class-token row), the projector an
 ``nn.Sequential`` (``projector.0/2/4``), the LLM backbone a transformers causal LM
 under ``llm.``. `sources` lists, for every tensor the transformers model needs, where
 it comes from and how it is reshaped; the same table says which checkpoint keys are
-missing and, with `UNUSED_PREFIXES`, which are unknown, so a wrong file is named key
-by key instead of loading half a model.
+missing and, with `unused_keys` (what MiniVLA never reads), which are unknown, so a
+wrong file is named key by key instead of loading half a model.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ checkpoint's own tensors (`minivla_keys.spec_from_state`), so a real 0.5B run an
 tiny random one go through the same code; only what tensors cannot say (head widths,
 norm epsilons, RoPE base) is fixed here per family, from the published models.
 
-Both ViTs are built only up to the block MiniVLA reads (the second-to-last): the last
-block, the final norm and SigLIP's pooling head never touch its features.
+Both ViTs are built only up to the block MiniVLA reads (the second-to-last): their last
+block and SigLIP's pooling head are not built, and their final norms are loaded but not
+applied, as Prismatic reads the features before them.
 """
 
 from __future__ import annotations
