@@ -51,9 +51,12 @@ def build_tokenizer(path: Path) -> Path:
     return path
 
 
-def _vit_tensors(prefix: str, sizes: dict, *, dino: bool, gen: torch.Generator) -> dict[str, torch.Tensor]:
-    """timm VisionTransformer tensors (as ``timm.create_model(..., num_classes=0)`` names them), random."""
-    d, m, grid = sizes["hidden"], sizes["mlp"], (IMAGE // PATCH) ** 2
+def vit_tensors(prefix: str, sizes: dict, *, dino: bool, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """timm VisionTransformer tensors (as ``timm.create_model(..., num_classes=0)`` names them), random.
+
+    `sizes`: hidden, mlp, blocks, registers (DINOv2), head_dim, and optionally image (pixels, default `IMAGE`).
+    """
+    d, m, grid = sizes["hidden"], sizes["mlp"], (sizes.get("image", IMAGE) // PATCH) ** 2
 
     def rand(*shape: int, scale: float = 0.05) -> torch.Tensor:
         return torch.randn(*shape, generator=gen) * scale
@@ -142,8 +145,8 @@ def build_run(root: Path, *, seed: int = 0, extra: bool = True) -> Path:
         "projector.4.weight": torch.randn(LLM["hidden"], LLM["hidden"], generator=gen) * 0.1,
         "projector.4.bias": torch.randn(LLM["hidden"], generator=gen) * 0.05,
     }
-    vision = _vit_tensors("dino_featurizer", DINO, dino=True, gen=gen)
-    vision |= _vit_tensors("siglip_featurizer", SIGLIP, dino=False, gen=gen)
+    vision = vit_tensors("dino_featurizer", DINO, dino=True, gen=gen)
+    vision |= vit_tensors("siglip_featurizer", SIGLIP, dino=False, gen=gen)
     (root / "checkpoints").mkdir(parents=True, exist_ok=True)
     model = {"vision_backbone": vision, "projector": projector, "llm_backbone": llm_state}
     torch.save({"model": model}, root / "checkpoints" / CHECKPOINT)
