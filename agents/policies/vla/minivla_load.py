@@ -43,6 +43,7 @@ def load_minivla(run: MiniVLARun, *, tokenizer: str | Path | None = None) -> Loa
         raise MiniVLAError('MiniVLA is built from transformers, which is not installed: pip install "wmrl[llm]"')
     name = _base_name(run)
     base = base_vlm(name)
+    text = load_tokenizer(base, run.run_dir, tokenizer)  # before the weights: a missing tokenizer fails in seconds
     state = read_checkpoint(run.checkpoint)
     origin = str(run.checkpoint)
     spec = spec_from_state(name, state, origin)
@@ -64,7 +65,6 @@ def load_minivla(run: MiniVLARun, *, tokenizer: str | Path | None = None) -> Loa
     if missing:  # `sources` covers every parameter; a transformers release that adds one lands here
         raise MiniVLAError(f"the transformers MiniVLA has parameters no checkpoint key fills: {sorted(missing)[:5]}")
     model.eval()
-    text = load_tokenizer(base, run.run_dir, tokenizer)
     extra = run.vla_config.get("action_tokenizer", "action_tokenizer") == "extra_action_tokenizer"
     vocab_len = len(text) if extra else int(text.vocab_size)
     if len(text) > spec.llm.vocab:
