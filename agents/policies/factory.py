@@ -3,12 +3,11 @@
 Specs: ``"program"`` is the CPU program policy (the embedded default: no GPU, no model
 weights); ``"hf:PATH"`` is a causal LM with a chat template, loaded with transformers
 from a local folder or a model id; ``"tiny-vla"`` is the small CPU VLA for LIBERO (the
-embedded default there); ``"minivla:PATH"`` is MiniVLA loaded from a local Prismatic run
-folder with openvla-mini's `prismatic` package. A checkpoint stores a policy's kind and
+embedded default there); ``"minivla:PATH"`` is MiniVLA loaded from a local openvla-mini run
+folder into transformers modules. A checkpoint stores a policy's kind and
 its ``config()`` (the constructor arguments), so `policy_from_config` can rebuild the
-very policy it saved before loading its weights (`load_policy_from_checkpoint` does both). Policies are imported on use: the
-program policy and the tiny VLA need torch only, the LM policy transformers too,
-MiniVLA `prismatic`.
+very policy it saved before loading its weights (`load_policy_from_checkpoint` does both). Policies are
+imported on use: the program policy and the tiny VLA need torch only, the LM policy and MiniVLA transformers too.
 """
 
 from __future__ import annotations

@@ -1,18 +1,17 @@
 """MiniVLAPolicy: Stanford-ILIAD's MiniVLA (a Prismatic VLM: Qwen2.5-0.5B + fused DINOv2/SigLIP at 224 px) as a VLA policy.
 
-The model is loaded from a local Prismatic run (`minivla_checkpoint.find_run`) with the
-`prismatic` package's own loader (``prismatic.models.load.load_vla``), never through
-``AutoModel``: MiniVLA is not a transformers architecture. The loader also builds the
-base Qwen2.5 and the vision backbones (timm), so those must be in the local Hugging
-Face / timm caches on a machine without network.
+The model is built from transformers modules and loaded from a local openvla-mini run
+folder by key mapping (`minivla_load`: `minivla_model.MiniVLAModel`, sizes read from the
+checkpoint, keys mapped by `minivla_keys`), so neither `prismatic` nor timm is needed;
+the Qwen2.5 tokenizer comes from a local folder or the Hugging Face cache (the
+checkpoint holds none).
 
 Per step the policy does what openvla-mini's LIBERO evaluation does: the third-person
 image (upright, through the JPEG round trip and Lanczos resize to 224 px of the training
 data (`openvla_images`), optionally centre-cropped to 90 % of its area and resized back, as for
-checkpoints trained with crop augmentation) goes through the model's own image
-transform; the prompt is the model's own prompt builder around "What action should
-the robot take to {instruction}?" (for MiniVLA's Qwen backbone a chat-formatted turn;
-for OpenVLA's Llama-2 backbone the ``In: ...\\nOut:`` form); the 7 action tokens are
+checkpoints trained with crop augmentation) goes through Prismatic's resize-naive
+transform (`minivla_model.image_pixels`); the prompt is Prismatic's Qwen chat turn around
+"What action should the robot take to {instruction}?" (`minivla_prompt`); the 7 action tokens are
 decoded one after the other, each from the LLM's logits restricted to the 256 action
 tokens (`openvla_bins`), and the bins decode to an environment action through the
 checkpoint's action statistics and the LIBERO gripper convention
@@ -50,27 +49,23 @@ from wmrl_agents.policies.vla.minivla_checkpoint import (
     MiniVLACheckpointError,
     MiniVLAError,
     MiniVLARun,
-    MiniVLAUnsupported,
     choose_unnorm_key,
     find_run,
-    import_prismatic_loader,
 )
+from wmrl_agents.policies.vla.minivla_load import LoadedMiniVLA, load_minivla
+from wmrl_agents.policies.vla.minivla_model import image_pixels
+from wmrl_agents.policies.vla.minivla_prompt import prompt_ids
 from wmrl_agents.policies.vla.openvla_bins import ActionStatistics, LiberoActionTokenizer, action_token_ids
 from wmrl_agents.policies.vla.openvla_images import openvla_image
 from wmrl_agents.policies.weights import weights_mismatch
 from wmrl_agents.policy import Episode, Sample, TokenScores
 
-__all__ = ["CENTER_CROP_AREA", "STATE_FORMAT", "MiniVLAInputs", "MiniVLAPolicy", "action_question"]
+__all__ = ["CENTER_CROP_AREA", "STATE_FORMAT", "MiniVLAInputs", "MiniVLAPolicy"]
 
 STATE_FORMAT = "wmrl-minivla/1"
 CENTER_CROP_AREA = 0.9
 """Share of the image area kept by the centre crop (OpenVLA's crop augmentation and evaluation)."""
-_OPTIONS = ("device", "unnorm_key", "lora_rank", "center_crop", "jpeg_round_trip", "score_chunk")
-
-
-def action_question(instruction: str) -> str:
-    """The user turn OpenVLA-family models are trained on (the prompt builder wraps it)."""
-    return f"What action should the robot take to {instruction.lower()}?"
+_OPTIONS = ("device", "unnorm_key", "lora_rank", "center_crop", "jpeg_round_trip", "score_chunk", "tokenizer")
 
 
 @dataclass(frozen=True)
@@ -88,7 +83,7 @@ class MiniVLAPolicy:
 
     def __init__(
         self,
-        vla: Any,
+        loaded: LoadedMiniVLA,
         run: MiniVLARun,
         statistics: ActionStatistics,
         *,
@@ -98,31 +93,29 @@ class MiniVLAPolicy:
         center_crop: bool,
         jpeg_round_trip: bool,
         score_chunk: int,
+        tokenizer: str | None = None,
     ) -> None:
-        self.run, self.unnorm_key, self.lora_rank = run, unnorm_key, lora_rank
+        self.run, self.unnorm_key, self.lora_rank, self.tokenizer_path = run, unnorm_key, lora_rank, tokenizer
         self.center_crop, self.jpeg_round_trip, self.score_chunk = center_crop, jpeg_round_trip, score_chunk
         self.device = torch.device(device)
         self.tokenizer = LiberoActionTokenizer(statistics)
-        self.vla = vla.to(self.device)
+        self.spec = loaded.spec
+        self.vla = loaded.model.to(self.device)
         self.vla.requires_grad_(False)
         self.vla.eval()  # no dropout: sampling and re-scoring compute the same function
-        action_tokenizer = getattr(vla, "action_tokenizer", None)
-        n_bins = int(getattr(action_tokenizer, "n_bins", ACTION_BINS))
-        if n_bins != ACTION_BINS:
-            raise MiniVLAUnsupported(f"{run.checkpoint} uses {n_bins} action bins; wmrl drives {ACTION_BINS}-bin VLAs")
-        llm_tokenizer = vla.llm_backbone.tokenizer
-        vocab_len = int(getattr(action_tokenizer, "tokenizer_len", 0) or llm_tokenizer.vocab_size)
-        self._action_ids = torch.as_tensor(action_token_ids(vocab_len), device=self.device)
-        self._text_tokenizer = llm_tokenizer
-        self._image_transform = vla.vision_backbone.get_image_transform()
+        self._action_ids = torch.as_tensor(action_token_ids(loaded.action_vocab_len), device=self.device)
+        self._text_tokenizer = loaded.tokenizer
         self._prompts: dict[str, torch.Tensor] = {}
         if lora_rank is not None:
             self._add_lora(lora_rank)
             self._reference: Any = None  # the adapter-free model
         else:
-            self.vla.llm_backbone.requires_grad_(True)
+            self.vla.llm.requires_grad_(True)
             self.vla.projector.requires_grad_(True)
-            self._reference = copy.deepcopy(self.vla).requires_grad_(False).eval()
+            frozen = {
+                id(self.vla.vision): self.vla.vision
+            }  # the frozen ViTs are shared, not copied (0.7B at full size)
+            self._reference = copy.deepcopy(self.vla, memo=frozen).requires_grad_(False).eval()
         self._trainable = [(n, p) for n, p in self.vla.named_parameters() if p.requires_grad]
 
     @classmethod
@@ -136,13 +129,15 @@ class MiniVLAPolicy:
         center_crop: bool = True,
         jpeg_round_trip: bool = True,
         score_chunk: int = 8,
+        tokenizer: str | Path | None = None,
     ) -> MiniVLAPolicy:
-        """Load a MiniVLA run folder (or its ``checkpoints/*.pt``) with prismatic's loader onto `device`.
+        """Load a MiniVLA run folder (or its ``checkpoints/*.pt``) into transformers modules on `device`.
 
         `unnorm_key` picks the dataset statistics that un-normalize actions (needed when the run has several);
         `lora_rank` trains LoRA adapters instead of the whole LLM; `jpeg_round_trip` sends frames through the
         training data's JPEG + Lanczos path (off: raw frames, for checkpoints trained on them); `score_chunk`
-        steps are re-scored per pass.
+        steps are re-scored per pass; `tokenizer` is a folder holding the run's Qwen2.5 tokenizer (default:
+        ``<run>/tokenizer``, else the Hugging Face cache).
         """
         if lora_rank is not None and (isinstance(lora_rank, bool) or not isinstance(lora_rank, int) or lora_rank < 1):
             raise ValueError(f"lora_rank must be a positive int or None (full fine-tuning), got {lora_rank!r}")
@@ -154,10 +149,9 @@ class MiniVLAPolicy:
             statistics = ActionStatistics.from_dataset_statistics(run.statistics, key)
         except ValueError as err:
             raise MiniVLACheckpointError(f"{run.run_dir / 'dataset_statistics.json'}: {err}") from err
-        load_vla = import_prismatic_loader()
-        vla = load_vla(str(run.checkpoint), load_for_training=True)
+        loaded = load_minivla(run, tokenizer=tokenizer)
         return cls(
-            vla,
+            loaded,
             run,
             statistics,
             unnorm_key=key,
@@ -166,6 +160,7 @@ class MiniVLAPolicy:
             center_crop=bool(center_crop),
             jpeg_round_trip=bool(jpeg_round_trip),
             score_chunk=score_chunk,
+            tokenizer=None if tokenizer is None else str(tokenizer),
         )
 
     @classmethod
@@ -189,6 +184,7 @@ class MiniVLAPolicy:
             "center_crop": self.center_crop,
             "jpeg_round_trip": self.jpeg_round_trip,
             "score_chunk": self.score_chunk,
+            "tokenizer": self.tokenizer_path,
         }
 
     def encode_observation(self, observation: Mapping[str, Any]) -> MiniVLAInputs:
@@ -290,12 +286,7 @@ class MiniVLAPolicy:
         prompt = self._prompt(instruction).expand(len(images), -1)
         bins, logprobs = [], []
         with torch.no_grad(), self._autocast():
-            out = self.vla(
-                input_ids=prompt,
-                attention_mask=torch.ones_like(prompt),
-                pixel_values=self._pixels(images),
-                use_cache=True,
-            )
+            out = self.vla(prompt, self._pixels(images), use_cache=True)
             for dim in range(ACTION_DIM):
                 logp = functional.log_softmax(out.logits[:, -1][:, self._action_ids].float(), dim=-1)
                 if temperature == 0:
@@ -307,7 +298,7 @@ class MiniVLAPolicy:
                 logprobs.append(logp.gather(1, pick.unsqueeze(1)).squeeze(1))
                 if dim < ACTION_DIM - 1:
                     step = self._action_ids[pick].unsqueeze(1)
-                    out = self.vla(input_ids=step, past_key_values=out.past_key_values, use_cache=True)
+                    out = self.vla(step, cache=out.cache, use_cache=True)
         return torch.stack(bins, 1).cpu().numpy(), torch.stack(logprobs, 1).float().cpu().numpy()
 
     def _scores(
@@ -317,8 +308,8 @@ class MiniVLAPolicy:
         n = tokens.shape[0]
         ids = torch.cat([prompt.expand(n, -1), self._action_ids[tokens[:, :-1]]], dim=1)
         with self._autocast():
-            logits = model(input_ids=ids, attention_mask=torch.ones_like(ids), pixel_values=pixels).logits
-        # Prismatic inserts the image patches after the first token, so text position p sits at p + offset.
+            logits = model(ids, pixels).logits
+        # The image patches follow the first token, so text position p sits at p + offset.
         offset = logits.shape[1] - ids.shape[1]
         positions = offset + prompt.shape[1] - 1 + torch.arange(ACTION_DIM, device=logits.device)
         logp = functional.log_softmax(logits[:, positions][:, :, self._action_ids].float(), dim=-1)
@@ -326,30 +317,20 @@ class MiniVLAPolicy:
         return chosen, -(logp.exp() * logp).sum(dim=-1)
 
     def _prompt(self, instruction: str) -> torch.Tensor:
-        """(1, P) prompt token ids for `instruction`, built by the model's own prompt builder (cached)."""
+        """(1, P) prompt token ids for `instruction` (cached)."""
         if instruction not in self._prompts:
-            builder = self.vla.get_prompt_builder()
-            builder.add_turn(role="human", message=action_question(instruction))
-            text = builder.get_prompt()
-            process = getattr(self.vla, "process_prompt_text", None)
-            if callable(process):
-                ids = process(self._text_tokenizer, text)
-            else:
-                ids = self._text_tokenizer(text, truncation=True, return_tensors="pt").input_ids
-            self._prompts[instruction] = ids.to(self.device)
+            self._prompts[instruction] = prompt_ids(self._text_tokenizer, instruction).to(self.device)
         return self._prompts[instruction]
 
-    def _pixels(self, images: Sequence[np.ndarray]) -> Any:
-        """The model's pixel values for a batch of upright uint8 images (a tensor, or a dict for fused backbones)."""
+    def _pixels(self, images: Sequence[np.ndarray]) -> dict[str, torch.Tensor]:
+        """Both backbones' pixel values for a batch of upright uint8 images."""
         from PIL import Image
 
-        values = []
+        pictures = []
         for image in images:
             picture = Image.fromarray(openvla_image(image) if self.jpeg_round_trip else image)
-            values.append(self._image_transform(_center_crop(picture) if self.center_crop else picture))
-        if isinstance(values[0], dict):
-            return {k: torch.stack([v[k] for v in values]).to(self.device) for k in values[0]}
-        return torch.stack(values).to(self.device)
+            pictures.append(_center_crop(picture) if self.center_crop else picture)
+        return {k: v.to(self.device) for k, v in image_pixels(pictures, self.spec.image_size).items()}
 
     def _autocast(self) -> Any:
         on_gpu = self.device.type == "cuda"
@@ -360,7 +341,7 @@ class MiniVLAPolicy:
         if self._reference is not None:
             yield self._reference
             return
-        with self.vla.llm_backbone.llm.disable_adapter():
+        with self.vla.llm.disable_adapter():
             yield self.vla
 
     def _add_lora(self, rank: int) -> None:
@@ -368,7 +349,6 @@ class MiniVLAPolicy:
             from peft import LoraConfig, get_peft_model
         except ImportError as err:
             raise MiniVLAError(f'lora_rank needs peft ({err}): pip install "wmrl[llm]"') from err
-        backbone = self.vla.llm_backbone
         settings = LoraConfig(
             r=rank,
             lora_alpha=min(rank, 16),
@@ -376,7 +356,7 @@ class MiniVLAPolicy:
             target_modules="all-linear",
             init_lora_weights="gaussian",
         )
-        backbone.llm = get_peft_model(backbone.llm, settings)
+        self.vla.llm = get_peft_model(self.vla.llm, settings)
 
 
 def _center_crop(picture: Any) -> Any:

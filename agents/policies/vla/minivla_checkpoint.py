@@ -4,8 +4,7 @@ MiniVLA checkpoints are Prismatic training runs, as Stanford-ILIAD publishes the
 (e.g. ``minivla-libero90-prismatic``): a run folder with ``config.json`` (whose
 ``vla`` section names the base VLM and the action tokenizer), ``dataset_statistics.json``
 (the action percentiles per dataset, for un-normalizing actions) and
-``checkpoints/<name>.pt``. The `prismatic` loader takes the ``.pt`` path and finds the
-rest beside it. Everything that can be wrong with such a folder is checked here, with
+``checkpoints/<name>.pt`` (the weights, read by `minivla_load`). Everything that can be wrong with such a folder is checked here, with
 an error that names the file and says what is expected, so a user learns it in
 milliseconds rather than after minutes of loading a VLM, and so it is testable without
 the model.
@@ -21,18 +20,14 @@ from typing import Any
 from wmrl_envs.errors import WmrlError
 
 __all__ = [
-    "INSTALL_HINT",
     "MiniVLACheckpointError",
     "MiniVLAError",
-    "MiniVLANotInstalled",
     "MiniVLARun",
     "MiniVLAUnsupported",
     "choose_unnorm_key",
     "find_run",
-    "import_prismatic_loader",
 ]
 
-INSTALL_HINT = "pip install git+https://github.com/Stanford-ILIAD/openvla-mini"
 _EXPECTED = (
     "a MiniVLA (Prismatic) run folder holding config.json, dataset_statistics.json and checkpoints/<name>.pt "
     "(e.g. huggingface-cli download Stanford-ILIAD/minivla-libero90-prismatic --local-dir DIR), "
@@ -50,10 +45,6 @@ class MiniVLACheckpointError(MiniVLAError):
 
 class MiniVLAUnsupported(MiniVLAError):
     """A real MiniVLA checkpoint of a kind wmrl does not drive yet (VQ action chunks, image history, wrist camera)."""
-
-
-class MiniVLANotInstalled(MiniVLAError):
-    """The `prismatic` package (openvla-mini) is not importable."""
 
 
 @dataclass(frozen=True)
@@ -109,19 +100,6 @@ def choose_unnorm_key(statistics: dict[str, Any], key: str | None) -> str:
     )
 
 
-def import_prismatic_loader() -> Any:
-    """`prismatic.models.load.load_vla`, or `MiniVLANotInstalled` saying how to install openvla-mini."""
-    try:
-        from prismatic.models.load import load_vla
-    except ImportError as err:
-        raise MiniVLANotInstalled(
-            f"MiniVLA needs the `prismatic` package of openvla-mini, which is not importable here ({err}); "
-            f"install it with: {INSTALL_HINT} (it is a git repository, not on PyPI: the PyPI package named "
-            "`prismatic` is an unrelated library; pip uninstall it if it is installed)"
-        ) from err
-    return load_vla
-
-
 def _checkpoint_in(run_dir: Path) -> Path:
     folder = run_dir / "checkpoints"
     found = sorted(folder.glob("*.pt")) if folder.is_dir() else []
@@ -134,7 +112,7 @@ def _checkpoint_in(run_dir: Path) -> Path:
 def _json(path: Path) -> Any:
     if not path.is_file():
         raise MiniVLACheckpointError(
-            f"{path} is missing: the prismatic loader reads it beside the checkpoint; expected {_EXPECTED}"
+            f"{path} is missing: MiniVLA's loader reads it beside the checkpoint; expected {_EXPECTED}"
         )
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -1,34 +1,30 @@
 """MiniVLA: a run folder is checked before the heavy load, and every way it can be unusable is said clearly.
 
-No MiniVLA weights or `prismatic` package exist here, so these tests write only the run folder's small files
-(config.json, dataset_statistics.json, an empty checkpoints/*.pt) and check what happens before the model loads.
+These tests write only the run folder's small files (config.json, dataset_statistics.json, an empty
+checkpoints/*.pt) and check what happens before the model loads; loading weights is tested in vla/.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
-from wmrl_agents.policies.factory import make_policy, policy_from_config
-from wmrl_agents.policies.vla.minivla import MiniVLAPolicy, action_question
+from wmrl_agents.policies.vla.minivla import MiniVLAPolicy
 from wmrl_agents.policies.vla.minivla_checkpoint import (
-    INSTALL_HINT,
     MiniVLACheckpointError,
     MiniVLAError,
-    MiniVLANotInstalled,
     MiniVLAUnsupported,
     choose_unnorm_key,
     find_run,
 )
+from wmrl_agents.policies.vla.minivla_prompt import action_question, prompt_text
 
 ACTION_STATS = {
     "q01": [-0.9, -0.9, -0.9, -0.1, -0.1, -0.1, 0.0],
     "q99": [0.9] * 6 + [1.0],
     "mask": [True] * 6 + [False],
 }
-NO_PRISMATIC = importlib.util.find_spec("prismatic") is None
 
 
 def _run(
@@ -50,7 +46,9 @@ def test_a_run_folder_resolves_to_its_latest_checkpoint_with_config_and_statisti
     assert run.vla_config["action_tokenizer"] == "extra_action_tokenizer" and "libero_90" in run.statistics
     (tmp_path / "minivla" / "checkpoints" / "latest-checkpoint.pt").write_bytes(b"")
     assert find_run(tmp_path / "minivla").checkpoint.name == "latest-checkpoint.pt"
-    assert find_run(run.checkpoint).checkpoint == run.checkpoint  # the .pt path itself, as prismatic's load_vla takes
+    assert (
+        find_run(run.checkpoint).checkpoint == run.checkpoint
+    )  # the .pt path itself, as openvla-mini's load_vla takes
 
 
 def test_a_missing_or_incomplete_checkpoint_names_the_path_and_what_is_expected(tmp_path: Path) -> None:
@@ -96,18 +94,6 @@ def test_the_unnormalization_dataset_is_chosen_or_must_be_named() -> None:
         choose_unnorm_key({"libero_90": {}}, "libero_goal")
 
 
-@pytest.mark.skipif(not NO_PRISMATIC, reason="prismatic is installed here")
-def test_without_prismatic_a_valid_run_says_how_to_install_it(tmp_path: Path) -> None:
-    run = _run(tmp_path / "run")
-    with pytest.raises(MiniVLANotInstalled, match="pip install git\\+https://github.com/Stanford-ILIAD/openvla-mini"):
-        MiniVLAPolicy.from_checkpoint(run)
-    with pytest.raises(MiniVLANotInstalled) as raised:
-        make_policy(f"minivla:{run}", options={"unnorm_key": "libero_90", "lora_rank": 8})
-    assert INSTALL_HINT in str(raised.value)
-    with pytest.raises(MiniVLANotInstalled):
-        policy_from_config("minivla", {"checkpoint": str(run / "checkpoints" / "step-150000-epoch-09-loss=0.05.pt")})
-
-
 def test_invalid_options_are_refused_before_anything_loads(tmp_path: Path) -> None:
     run = _run(tmp_path / "run")
     with pytest.raises(ValueError, match="lora_rank must be a positive int"):
@@ -125,5 +111,10 @@ def test_invalid_options_are_refused_before_anything_loads(tmp_path: Path) -> No
         MiniVLAPolicy.from_checkpoint(run)
 
 
-def test_the_action_question_is_openvlas() -> None:
+def test_the_prompt_is_openvlas_question_in_prismatics_qwen_chat_turn() -> None:
     assert action_question("Open the Top Drawer") == "What action should the robot take to open the top drawer?"
+    assert prompt_text("Open the Top Drawer") == (
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+        "<|im_start|>user\nWhat action should the robot take to open the top drawer?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
