@@ -77,6 +77,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_train(args: argparse.Namespace) -> int:
     from wmrl_agents.checkpoint import latest_checkpoint
     from wmrl_agents.grpo.sources import build_reward_source, executor_of
+    from wmrl_agents.grpo.task_families import task_family
     from wmrl_agents.grpo.trainer import GRPOTrainer
     from wmrl_agents.policies.factory import make_policy
 
@@ -90,9 +91,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
         from wmrl_envs.execution_log import ExecutionLog
 
         log = ExecutionLog(args.execution_log)
-    spec = args.policy or ("tiny-vla" if config.task == "libero" else "program")
+    family = task_family(config.task)
+    spec = args.policy or family.default_policy
     policy = make_policy(spec, seed=config.seed, options=read_options_file(args.policy_options, "--policy-options"))
-    executor = executor_of(config)
+    executor = executor_of(config) if family.runs_in_sandbox else None
     predictor = _llm_world_model(config, args.world_model_options)
     source = build_reward_source(config, log, predictor=predictor, executor=executor)
     trainer = GRPOTrainer(policy, config, out, reward_source=source)
@@ -101,7 +103,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         console.note(f"resuming from step {resumed}" if resumed is not None else "no checkpoint yet: starting afresh")
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2), encoding="utf-8")
-    evaluate = _held_out_evaluator(config, executor) if config.eval_k > 0 else None
+    evaluate = family.make_evaluator(config, executor) if config.eval_k > 0 else None
     first_step = trainer.step
     try:
         summary = trainer.train(show=not args.json, evaluate=evaluate)
@@ -178,65 +180,6 @@ def _config(args: argparse.Namespace) -> Any:
     config = config.replace(**changes) if changes else config
     ray_options(args, config.executor)  # refuses --ray-* when the backend (from a flag or the config) is not ray
     return config
-
-
-def _held_out_evaluator(config: Any, executor: Any) -> Any:
-    """held-out avg@k of a policy (via `wmrl_agents.bench`) run through `executor`, or a note saying why it was skipped."""
-    if config.task == "libero":
-        return _libero_evaluator(config)
-    try:
-        from wmrl_agents.bench.evaluate import evaluate_policy
-    except ImportError as err:
-        reason = f"held-out evaluation skipped: the benchmark (wmrl_agents.bench) is not available ({err})"
-        console.note(reason)
-        return lambda policy, when: {"skipped": reason}
-    from wmrl_agents.grpo.sources import limits_of
-    from wmrl_tasks.mledojo.catalog import load_competitions
-
-    competitions = load_competitions("held-out", config.data_root)
-
-    def evaluate(policy: Any, when: str) -> dict[str, Any]:
-        console.note(f"held-out evaluation ({when} training): avg@{config.eval_k} on {len(competitions)} tasks")
-        result = evaluate_policy(
-            policy,
-            competitions,
-            k=config.eval_k,
-            seed=config.seed,
-            executor=executor,
-            limits=limits_of(config),
-            workers=config.workers,
-            max_turns=config.max_turns,
-        )
-        return {"overall_avg_at_k": result.overall_avg_at_k, "k": config.eval_k, "by_category": result.by_category}
-
-    return evaluate
-
-
-def _libero_evaluator(config: Any) -> Any:
-    """Success rate avg@k from all 50 initial states of the trained LIBERO tasks (LIBERO's evaluation protocol)."""
-    from wmrl_agents.libero.evaluate import evaluate_vla
-
-    s = config.libero
-
-    def evaluate(policy: Any, when: str) -> dict[str, Any]:
-        console.note(f"LIBERO evaluation ({when} training): avg@{config.eval_k} over 50 initial states per task")
-        result = evaluate_vla(
-            policy,
-            policy_spec=policy.name,
-            suite=s.suite,
-            task_ids=s.task_ids,
-            k=config.eval_k,
-            seed=config.seed,
-            horizon=s.horizon,
-            image_size=s.image_size,
-            cameras=s.cameras,
-            parallel_envs=s.parallel_envs,
-            assets_dir=s.assets_dir,
-        )
-        by_task = {t.task: t.avg_at_k for t in result.tasks}
-        return {"overall_avg_at_k": result.avg_at_k, "k": config.eval_k, "by_task": by_task}
-
-    return evaluate
 
 
 def _held_out_line(result: Any) -> str:

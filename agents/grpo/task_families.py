@@ -1,11 +1,13 @@
 """Task families the trainer can roll out, registered by name: the trainer looks a family up, never branches on it.
 
 A family names, as ``module:attribute`` strings (imported on first use, so a code-task run
-never imports the simulator), the two things a training run needs from it: the rollout
-collector built from a config (``from_config(config, competitions=None)``) and the
-reward source that ``--reward`` / ``--world-model`` name
-(``(config, predictor=None, *, log=None, executor=None)``). A new family registers
-itself with `register_task_family` and becomes a valid ``task`` in configs.
+never imports the simulator), what a training run needs from it: the rollout collector
+built from a config (``from_config(config, competitions=None)``), the reward source that
+``--reward`` / ``--world-model`` name (``(config, predictor=None, *, log=None,
+executor=None)``) and the evaluation run during training (``(config, executor) ->
+evaluate(policy, when)``); and, as plain values, the policy a run uses when none is named
+and whether its episodes run in a sandbox (so a sandbox executor is built for it). A new
+family registers itself with `register_task_family` and becomes a valid ``task`` in configs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ class TaskFamily:
     name: str
     collector: str
     reward_source: str
+    evaluator: str
+    default_policy: str
+    runs_in_sandbox: bool
 
     def make_collector(self, config: Any, competitions: Any = None) -> Any:
         """The family's rollout collector for `config` (`competitions` overrides a code task's split)."""
@@ -33,6 +38,10 @@ class TaskFamily:
     def make_reward_source(self, config: Any, predictor: Any = None, *, log: Any = None, executor: Any = None) -> Any:
         """The reward source `config.reward` names for this family."""
         return _resolve(self.reward_source)(config, predictor, log=log, executor=executor)
+
+    def make_evaluator(self, config: Any, executor: Any = None) -> Any:
+        """``evaluate(policy, when)``, the family's held-out evaluation for `config`, run through `executor`."""
+        return _resolve(self.evaluator)(config, executor)
 
 
 TASK_FAMILIES: dict[str, TaskFamily] = {}
@@ -63,13 +72,21 @@ def _resolve(path: str) -> Callable[..., Any]:
 
 register_task_family(
     TaskFamily(
-        "mledojo", "wmrl_agents.grpo.rollouts:CodeRollouts.from_config", "wmrl_agents.grpo.sources:code_reward_source"
+        "mledojo",
+        collector="wmrl_agents.grpo.rollouts:CodeRollouts.from_config",
+        reward_source="wmrl_agents.grpo.sources:code_reward_source",
+        evaluator="wmrl_agents.bench.training_evaluation:held_out_evaluator",
+        default_policy="program",
+        runs_in_sandbox=True,
     )
 )
 register_task_family(
     TaskFamily(
         "libero",
-        "wmrl_agents.libero.rollouts:LiberoRollouts.from_config",
-        "wmrl_agents.libero.sources:build_libero_source",
+        collector="wmrl_agents.libero.rollouts:LiberoRollouts.from_config",
+        reward_source="wmrl_agents.libero.sources:build_libero_source",
+        evaluator="wmrl_agents.libero.training_evaluation:success_evaluator",
+        default_policy="tiny-vla",
+        runs_in_sandbox=False,
     )
 )
