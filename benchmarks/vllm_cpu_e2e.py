@@ -184,9 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prompt = task_prompt(competitions[0], 0, 1, limits)
     items = [(c, baseline_code(c.id)) for c in competitions]
     with tempfile.TemporaryDirectory(prefix="wmrl-vllm-e2e-") as scratch:
-        model = build_tiny_chat_model(
-            Path(scratch) / "tiny-qwen3", [prompt, *(code for _, code in items)], head_dim=32
-        )
+        model = build_tiny_chat_model(Path(scratch) / "tiny-qwen3", [prompt, *(code for _, code in items)], head_dim=32)
         log_path = Path(scratch) / "vllm.log"
         report: dict[str, Any] = {"vllm": VLLM_PACKAGE, "machine": platform.machine(), "cpus": os.cpu_count()}
         began = time.perf_counter()

@@ -111,8 +111,10 @@ def main(argv: Sequence[str] | None = None) -> PPO:
         elapsed = time.perf_counter() - start
     finally:
         envs.close()
-    print(f"PPO on {args.suite}/{args.task} ({args.reward} reward): {model.num_timesteps} env steps in "
-          f"{elapsed:.1f} s = {model.num_timesteps / elapsed:.2f} steps/s (updates included), {args.envs} env(s)")
+    print(
+        f"PPO on {args.suite}/{args.task} ({args.reward} reward): {model.num_timesteps} env steps in "
+        f"{elapsed:.1f} s = {model.num_timesteps / elapsed:.2f} steps/s (updates included), {args.envs} env(s)"
+    )
     if args.save is not None:
         model.save(args.save)
     return model

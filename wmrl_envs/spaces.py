@@ -95,9 +95,7 @@ def _slots(space: UnicodeText, shared_memory: SynchronizedArray[c_int32]) -> np.
 
 
 @create_shared_memory.register(UnicodeText)
-def _create_unicode_shared_memory(
-    space: UnicodeText, n: int = 1, ctx: ModuleType = mp
-) -> SynchronizedArray[c_int32]:
+def _create_unicode_shared_memory(space: UnicodeText, n: int = 1, ctx: ModuleType = mp) -> SynchronizedArray[c_int32]:
     return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1))
 
 

@@ -31,7 +31,9 @@ def load_competitions(
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     root = Path(data_root).expanduser() if data_root is not None else build_pool()
     if not root.exists():
-        raise FileNotFoundError(f"data root {root} does not exist; pass the folder that holds your prepared competitions")
+        raise FileNotFoundError(
+            f"data root {root} does not exist; pass the folder that holds your prepared competitions"
+        )
     competitions = sorted(discover(root), key=lambda c: c.id)
     if split != "all":
         competitions = [c for c in competitions if c.split is Split(split)]

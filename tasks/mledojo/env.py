@@ -75,8 +75,10 @@ class MLEDojoEnv(gym.Env[str, str]):
         else:
             self.competitions = load_competitions(split, data_root)
         if reward_source is not None and executor != "auto":
-            raise ValueError("executor= is used only by the default RealExecution source; with reward_source=, "
-                             "configure the executor on that source instead")
+            raise ValueError(
+                "executor= is used only by the default RealExecution source; with reward_source=, "
+                "configure the executor on that source instead"
+            )
         self.limits = limits if limits is not None else Limits(wall_time_s=time_limit_s)
         self.reward_source = reward_source if reward_source is not None else RealExecution(executor, self.limits, 1)
         self.max_turns = max_turns
@@ -169,7 +171,9 @@ class MLEDojoEnv(gym.Env[str, str]):
             for c in self.competitions:
                 if c.id == wanted:
                     return c
-            raise KeyError(f"task {wanted!r} is not in this environment; known: {', '.join(c.id for c in self.competitions)}")
+            raise KeyError(
+                f"task {wanted!r} is not in this environment; known: {', '.join(c.id for c in self.competitions)}"
+            )
         index = int(self.np_random.integers(len(self.competitions)))
         return self.competitions[index]
 

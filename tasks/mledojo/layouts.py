@@ -115,7 +115,9 @@ def _read_config(path: Path) -> dict[str, Any]:
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise TaskFolderError(f"{path}: cannot be read as YAML ({err}); fix it or remove it to use the defaults") from err
+        raise TaskFolderError(
+            f"{path}: cannot be read as YAML ({err}); fix it or remove it to use the defaults"
+        ) from err
     if not isinstance(config, dict):
         raise TaskFolderError(f"{path}: expected a mapping like mle-bench's config.yaml (id, name, dataset: ...)")
     return config

@@ -68,52 +68,83 @@ TASK_TYPE_CATEGORIES = {
     "time_series_regression": "regression",
 }
 # Multilabel tasks are sets of binary targets scored per column (AUC), so they count as binary.
-REFINED_CATEGORIES = {"binary": "binary", "multilabel": "binary", "multiclass": "multiclass", "regression": "regression"}
+REFINED_CATEGORIES = {
+    "binary": "binary",
+    "multilabel": "binary",
+    "multiclass": "multiclass",
+    "regression": "regression",
+}
 
 # What the tables get wrong or leave out. Each entry says why in `notes`.
 CURATED: dict[str, dict[str, Any]] = {
     # Paper training pool.
-    "icr-identify-age-related-conditions": {"metric": "unsupported:balanced_log_loss",
-        "notes": "Kaggle 'Weighted Multiclass Loss' is a class-balanced log loss over class_0/class_1."},
-    "liberty-mutual-group-property-inspection-prediction": {"category": "regression",
-        "notes": "Predicts the continuous Hazard score; scored by normalized Gini, which only ranks."},
+    "icr-identify-age-related-conditions": {
+        "metric": "unsupported:balanced_log_loss",
+        "notes": "Kaggle 'Weighted Multiclass Loss' is a class-balanced log loss over class_0/class_1.",
+    },
+    "liberty-mutual-group-property-inspection-prediction": {
+        "category": "regression",
+        "notes": "Predicts the continuous Hazard score; scored by normalized Gini, which only ranks.",
+    },
     "walmart-recruiting-store-sales-forecasting": {"notes": "WMAE with holiday weeks weighted 5x."},
     "kaggle-llm-science-exam": {"metric_kwargs": {"k": 3}, "notes": "MAP@3 over space-separated answer letters."},
     "chaii-hindi-and-tamil-question-answering": {"metric": "unsupported:word_level_jaccard"},
     "nbme-score-clinical-patient-notes": {"metric": "unsupported:span_micro_f1"},
-    "llm-classification-finetuning": {"metric": "multiclass_log_loss", "category": "multiclass",
+    "llm-classification-finetuning": {
+        "metric": "multiclass_log_loss",
+        "category": "multiclass",
         "target_columns": ["winner_model_a", "winner_model_b", "winner_tie"],
-        "notes": "Three-way preference; MLE-Dojo metric.py scores log loss over the three winner columns."},
-    "linking-writing-processes-to-writing-quality": {"metric": "rmse", "category": "regression",
+        "notes": "Three-way preference; MLE-Dojo metric.py scores log loss over the three winner columns.",
+    },
+    "linking-writing-processes-to-writing-quality": {
+        "metric": "rmse",
+        "category": "regression",
         "target_columns": ["score"],
-        "notes": "Kaggle tag says MSE but MLE-Dojo metric.py (and Kaggle) score RMSE of the essay score."},
+        "notes": "Kaggle tag says MSE but MLE-Dojo metric.py (and Kaggle) score RMSE of the essay score.",
+    },
     "detecting-insults-in-social-commentary": {
-        "notes": "Kaggle's submission has no id column (Insult, Date, Comment); check the sample submission."},
+        "notes": "Kaggle's submission has no id column (Insult, Date, Comment); check the sample submission."
+    },
     "tgs-salt-identification-challenge": {"metric": "unsupported:mean_precision_iou"},
     "global-wheat-detection": {"metric": "unsupported:map_iou_0.5_0.75"},
     "whale-categorization-playground": {"metric_kwargs": {"k": 5}, "notes": "MAP@5 over space-separated whale ids."},
-    "plant-seedlings-classification": {"metric": "accuracy", "target_columns": ["species"],
-        "notes": "MLE-Dojo metric.py scores micro-averaged F1, which equals accuracy with one label per row."},
+    "plant-seedlings-classification": {
+        "metric": "accuracy",
+        "target_columns": ["species"],
+        "notes": "MLE-Dojo metric.py scores micro-averaged F1, which equals accuracy with one label per row.",
+    },
     "shopee-product-matching": {"metric": "unsupported:mean_row_f1"},
     # Paper held-out pool.
     "novozymes-enzyme-stability-prediction": {"metric": "unsupported:spearman"},
     "afsis-soil-properties": {"metric": "unsupported:mean_column_rmse"},
     "AI4Code": {"metric": "unsupported:kendall_tau"},
     "jigsaw-unintended-bias-in-toxicity-classification": {"metric": "unsupported:jigsaw_bias_auc"},
-    "quora-insincere-questions-classification": {"metric": "f1", "id_column": "qid", "target_columns": ["prediction"],
-        "notes": "Binary F1 (MLE-Dojo metric.py); the answers file names the label 'target', the submission 'prediction'."},
+    "quora-insincere-questions-classification": {
+        "metric": "f1",
+        "id_column": "qid",
+        "target_columns": ["prediction"],
+        "notes": "Binary F1 (MLE-Dojo metric.py); the answers file names the label 'target', the submission 'prediction'.",
+    },
     "uw-madison-gi-tract-image-segmentation": {"metric": "unsupported:dice_3d_hausdorff"},
     "kuzushiji-recognition": {"metric": "unsupported:character_center_f1"},
     "bengaliai-cv19": {"metric": "unsupported:hierarchical_macro_recall"},
     # Outside the paper pool, where the tables are incomplete.
-    "playground-series-s3e22": {"metric": "accuracy", "target_columns": ["outcome"],
-        "notes": "MLE-Dojo metric.py scores micro-averaged F1, which equals accuracy with one label per row."},
+    "playground-series-s3e22": {
+        "metric": "accuracy",
+        "target_columns": ["outcome"],
+        "notes": "MLE-Dojo metric.py scores micro-averaged F1, which equals accuracy with one label per row.",
+    },
     "playground-series-s4e4": {"target_columns": ["Rings"]},
-    "lmsys-chatbot-arena": {"metric": "multiclass_log_loss", "category": "multiclass",
+    "lmsys-chatbot-arena": {
+        "metric": "multiclass_log_loss",
+        "category": "multiclass",
         "target_columns": ["winner_model_a", "winner_model_b", "winner_tie"],
-        "notes": "Same three-way task as llm-classification-finetuning."},
-    "stanford-covid-vaccine": {"metric": "unsupported:mean_column_rmse",
-        "notes": "MCRMSE over the scored reactivity columns; MLE-bench's grader label says log loss."},
+        "notes": "Same three-way task as llm-classification-finetuning.",
+    },
+    "stanford-covid-vaccine": {
+        "metric": "unsupported:mean_column_rmse",
+        "notes": "MCRMSE over the scored reactivity columns; MLE-bench's grader label says log loss.",
+    },
     "playground-series-s3e13": {"metric_kwargs": {"k": 3}},
     "h-and-m-personalized-fashion-recommendations": {"metric_kwargs": {"k": 12}},
     "hotel-id-2021-fgvc8": {"metric_kwargs": {"k": 5}},
@@ -126,8 +157,17 @@ CURATED: dict[str, dict[str, Any]] = {
     "tensorflow2-question-answering": {"higher_is_better": True, "category": "other"},
 }
 
-_KEY_ORDER = ("title", "metric", "higher_is_better", "category", "id_column", "target_columns", "metric_kwargs",
-              "split", "notes")
+_KEY_ORDER = (
+    "title",
+    "metric",
+    "higher_is_better",
+    "category",
+    "id_column",
+    "target_columns",
+    "metric_kwargs",
+    "split",
+    "notes",
+)
 
 
 def build_entries(reference_dir: Path) -> dict[str, dict[str, Any]]:

@@ -84,9 +84,7 @@ def feedback_text(
         lines.append(f"Submission valid. Score ({metric}): {grade.score:.6g}")
         if grade.position is not None:
             p = grade.position
-            lines.append(
-                f"Position score: public {p.public:.3f}, private {p.private:.3f}, average {p.average:.3f}"
-            )
+            lines.append(f"Position score: public {p.public:.3f}, private {p.private:.3f}, average {p.average:.3f}")
         if grade.medal is not None and grade.medal.medal:
             lines.append(f"Medal: {grade.medal.medal}")
     else:

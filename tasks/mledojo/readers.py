@@ -143,9 +143,7 @@ def _check_answers(layout: FolderLayout) -> None:
     path = layout.answers
     if not path.is_file():
         where = " or name the file in config.yaml (dataset.answers)" if layout.kind == MLEBENCH else ""
-        raise TaskFolderError(
-            f"{path} is missing: the grader needs the private test answers; put them there{where}"
-        )
+        raise TaskFolderError(f"{path} is missing: the grader needs the private test answers; put them there{where}")
     _read_csv(path, nrows=1, what="answers file")
 
 
@@ -203,7 +201,9 @@ def _read_csv(path: Path, nrows: int | None, what: str) -> pd.DataFrame:
     except pd.errors.EmptyDataError as err:
         raise TaskFolderError(f"{path} is empty; the {what} needs a header row and data rows") from err
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
-        raise TaskFolderError(f"{path} cannot be read as CSV ({str(err).strip()}); re-export the {what} as a UTF-8 CSV") from err
+        raise TaskFolderError(
+            f"{path} cannot be read as CSV ({str(err).strip()}); re-export the {what} as a UTF-8 CSV"
+        ) from err
     if frame.empty:
         raise TaskFolderError(f"{path} has a header but no rows; the {what} needs data rows")
     return frame

@@ -41,7 +41,11 @@ def test_the_sb3_ready_env_passes_sb3s_checker(libero_assets: Path) -> None:
     from stable_baselines3.common.env_checker import check_env
 
     env = gym.make(
-        "WMRL-LIBERO-v0", image_size=64, cameras=("image",), horizon=4, instruction_encoding="hashed",
+        "WMRL-LIBERO-v0",
+        image_size=64,
+        cameras=("image",),
+        horizon=4,
+        instruction_encoding="hashed",
         assets_dir=libero_assets,
     )
     try:
@@ -61,8 +65,20 @@ def test_ppo_trains_a_few_hundred_steps_on_the_corrected_reward(
 ) -> None:
     model = example.main(
         [
-            "--reward", "corrected", "--progress-model", str(progress_model), "--assets", str(libero_assets),
-            "--image-size", "64", "--horizon", "12", "--steps", "192", "--n-steps", "96",
+            "--reward",
+            "corrected",
+            "--progress-model",
+            str(progress_model),
+            "--assets",
+            str(libero_assets),
+            "--image-size",
+            "64",
+            "--horizon",
+            "12",
+            "--steps",
+            "192",
+            "--n-steps",
+            "96",
         ]
     )
     assert model.num_timesteps >= 192

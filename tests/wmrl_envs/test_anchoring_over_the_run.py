@@ -79,7 +79,9 @@ def test_a_multi_turn_group_is_an_anchor_or_not_for_its_whole_episode(pool_root)
         for call in range(30):
             replies = [f"```python\n# score={0.1 + 0.2 * i + 0.01 * call:.2f}\nprint(1)\n```" for i in range(G)]
             _, _, terminated, _, infos = group.step(replies)
-            episodes[-1].append(infos["final_info"]["group_source"][0] if terminated.all() else infos["group_source"][0])
+            episodes[-1].append(
+                infos["final_info"]["group_source"][0] if terminated.all() else infos["group_source"][0]
+            )
             if terminated.all():
                 episodes.append([])
     finally:

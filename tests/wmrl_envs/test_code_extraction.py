@@ -90,7 +90,9 @@ def test_a_fence_closes_only_at_the_same_fence() -> None:
     assert extracted.code == "print('```')\n```\nprint(2)\n"
 
 
-_hostile_pieces = st.sampled_from(["```", "```python\n", "~~~\n", "(", "[", "{", "word ", "not ", "-", "lambda:", "\n", "\x00", "'"])
+_hostile_pieces = st.sampled_from(
+    ["```", "```python\n", "~~~\n", "(", "[", "{", "word ", "not ", "-", "lambda:", "\n", "\x00", "'"]
+)
 
 
 @settings(max_examples=300)

@@ -311,5 +311,3 @@ def _texts(values: pd.Series) -> pd.Series:
 
 def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
-
-

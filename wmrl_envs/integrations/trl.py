@@ -83,9 +83,7 @@ def trl_reward_func(
             for prompt, task, completion in zip(prompts, tasks, completions, strict=True)
         ]
         scored = score_completions(reward_source, items, group_size=num_generations)
-        rewards = [
-            None if s.reward is None else s.reward * (s.scale if apply_weights else 1.0) for s in scored
-        ]
+        rewards = [None if s.reward is None else s.reward * (s.scale if apply_weights else 1.0) for s in scored]
         _log(kwargs, scored)
         return rewards
 

@@ -59,9 +59,7 @@ def _check(reward_source: Any) -> None:
         raise TypeError(f"reward_source must be a RewardSource, got {type(reward_source).__name__}")
 
 
-def make_compute_score(
-    reward_source: RewardSource, competitions: CompetitionLookup
-) -> Callable[..., dict[str, float]]:
+def make_compute_score(reward_source: RewardSource, competitions: CompetitionLookup) -> Callable[..., dict[str, float]]:
     """A per-sample verl ``compute_score(data_source, solution_str, ground_truth, extra_info=None)``."""
     _check(reward_source)
 

@@ -36,7 +36,10 @@ def _flight_delays(rng: np.random.Generator) -> Prepared:
     planes = load_rdataset("nycflights13", "planes")
     airlines = load_rdataset("nycflights13", "airlines")
     return simple_prepared(
-        train, test, "flight_id", {"delayed": 0.5},
+        train,
+        test,
+        "flight_id",
+        {"delayed": 0.5},
         **{"weather.csv": weather, "planes.csv": planes, "airlines.csv": airlines},
     )
 
@@ -75,7 +78,11 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=False,
         id_column="flight_id",
         target_columns=("delayed",),
-        source=rdataset_source("nycflights13", "flights, weather, planes, airlines", "US Bureau of Transportation Statistics and NOAA, 2013"),
+        source=rdataset_source(
+            "nycflights13",
+            "flights, weather, planes, airlines",
+            "US Bureau of Transportation Statistics and NOAA, 2013",
+        ),
         prepare=_flight_delays,
     ),
     CompetitionSpec(

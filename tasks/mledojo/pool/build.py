@@ -117,11 +117,16 @@ def _write_competition(spec: CompetitionSpec, folder: Path, fingerprint: str) ->
     _write_csv(answers_with_usage(spec.id, data.answers), private / "test_answer.csv")
     boards = leaderboard_files(spec.id)
     if len(boards) < len(_LEADERBOARDS):
-        warnings.warn(f"{spec.id}: no reference leaderboards packaged; run python -m wmrl_tasks.mledojo.pool.make_leaderboards", stacklevel=3)
+        warnings.warn(
+            f"{spec.id}: no reference leaderboards packaged; run python -m wmrl_tasks.mledojo.pool.make_leaderboards",
+            stacklevel=3,
+        )
     for name, content in boards.items():
         (private / name).write_bytes(content)
     (folder / "task.yaml").write_text(yaml.safe_dump(_task_yaml(spec), sort_keys=False), encoding="utf-8")
-    (folder / STAMP_FILE).write_text(json.dumps({"id": spec.id, "pool_version": POOL_VERSION, "fingerprint": fingerprint}) + "\n")
+    (folder / STAMP_FILE).write_text(
+        json.dumps({"id": spec.id, "pool_version": POOL_VERSION, "fingerprint": fingerprint}) + "\n"
+    )
 
 
 def _task_yaml(spec: CompetitionSpec) -> dict:
@@ -158,4 +163,6 @@ def _move_into_place(scratch: Path, target: Path, fingerprint: str) -> None:
         except FileNotFoundError:
             continue
         shutil.rmtree(stale, ignore_errors=True)
-    raise RuntimeError(f"could not move the build of {target.name} into {target.parent}; is another process rebuilding it in a loop?")
+    raise RuntimeError(
+        f"could not move the build of {target.name} into {target.parent}; is another process rebuilding it in a loop?"
+    )

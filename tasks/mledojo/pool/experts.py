@@ -127,7 +127,9 @@ def _linear_numeric(frame: pd.DataFrame) -> pd.DataFrame:
 
 # ---- per-competition homework -------------------------------------------------------------
 
-Homework = Callable[[pd.DataFrame, pd.DataFrame, pd.DataFrame, Mapping[str, pd.DataFrame]], tuple[pd.DataFrame, pd.DataFrame]]
+Homework = Callable[
+    [pd.DataFrame, pd.DataFrame, pd.DataFrame, Mapping[str, pd.DataFrame]], tuple[pd.DataFrame, pd.DataFrame]
+]
 
 
 def _both(fn: Callable[[pd.DataFrame], pd.DataFrame]) -> Homework:
@@ -139,27 +141,38 @@ def _both(fn: Callable[[pd.DataFrame], pd.DataFrame]) -> Homework:
 
 def _diamond(frame: pd.DataFrame) -> pd.DataFrame:
     width = frame["y"].replace(0, np.nan)
-    return pd.DataFrame({
-        "color_rank": frame["color"].map({c: i for i, c in enumerate("DEFGHIJ")}),
-        "clarity_rank": frame["clarity"].map({c: i for i, c in enumerate(["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"])}),
-        "length_to_width": frame["x"] / width,
-        "depth_from_xyz": 2 * frame["z"] / (frame["x"] + width),
-        "price_per_carat": frame["price"] / frame["carat"],
-        "volume": frame["x"] * frame["y"] * frame["z"],
-    })
+    return pd.DataFrame(
+        {
+            "color_rank": frame["color"].map({c: i for i, c in enumerate("DEFGHIJ")}),
+            "clarity_rank": frame["clarity"].map(
+                {c: i for i, c in enumerate(["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"])}
+            ),
+            "length_to_width": frame["x"] / width,
+            "depth_from_xyz": 2 * frame["z"] / (frame["x"] + width),
+            "price_per_carat": frame["price"] / frame["carat"],
+            "volume": frame["x"] * frame["y"] * frame["z"],
+        }
+    )
 
 
 def _ames(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "total_sf": frame["Total_Bsmt_SF"] + frame["Gr_Liv_Area"],
-        "age_at_sale": frame["Year_Sold"] - frame["Year_Built"],
-        "years_since_remodel": frame["Year_Sold"] - frame["Year_Remod_Add"],
-        "total_baths": frame["Full_Bath"] + 0.5 * frame["Half_Bath"] + frame["Bsmt_Full_Bath"].fillna(0) + 0.5 * frame["Bsmt_Half_Bath"].fillna(0),
-    })
+    return pd.DataFrame(
+        {
+            "total_sf": frame["Total_Bsmt_SF"] + frame["Gr_Liv_Area"],
+            "age_at_sale": frame["Year_Sold"] - frame["Year_Built"],
+            "years_since_remodel": frame["Year_Sold"] - frame["Year_Remod_Add"],
+            "total_baths": frame["Full_Bath"]
+            + 0.5 * frame["Half_Bath"]
+            + frame["Bsmt_Full_Bath"].fillna(0)
+            + 0.5 * frame["Bsmt_Half_Bath"].fillna(0),
+        }
+    )
 
 
 def _credit(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"amount_to_price": frame["Amount"] / frame["Price"], "income_left": frame["Income"] - frame["Expenses"]})
+    return pd.DataFrame(
+        {"amount_to_price": frame["Amount"] / frame["Price"], "income_left": frame["Income"] - frame["Expenses"]}
+    )
 
 
 def _hotel(frame: pd.DataFrame) -> pd.DataFrame:
@@ -176,34 +189,42 @@ def _chicago(frame: pd.DataFrame) -> pd.DataFrame:
     holidays = USFederalHolidayCalendar().holidays("2000-01-01", "2017-12-31")
     date = pd.to_datetime(frame["date"])
     christmas = ((date.dt.month == 12) & (date.dt.day >= 24)) | ((date.dt.month == 1) & (date.dt.day == 1))
-    return pd.DataFrame({
-        "weekday": date.dt.day_of_week.astype(float),
-        "day_of_year": date.dt.day_of_year.astype(float),
-        "years": date.dt.year + date.dt.day_of_year / 366,
-        "holiday": date.isin(holidays).astype(float),
-        "holiday_lag14": (date - pd.Timedelta(days=14)).isin(holidays).astype(float),
-        "christmas_week": christmas.astype(float),
-    })
+    return pd.DataFrame(
+        {
+            "weekday": date.dt.day_of_week.astype(float),
+            "day_of_year": date.dt.day_of_year.astype(float),
+            "years": date.dt.year + date.dt.day_of_year / 366,
+            "holiday": date.isin(holidays).astype(float),
+            "holiday_lag14": (date - pd.Timedelta(days=14)).isin(holidays).astype(float),
+            "christmas_week": christmas.astype(float),
+        }
+    )
 
 
 def _vehicle(frame: pd.DataFrame) -> pd.DataFrame:
     """Engine-by-drive cells: the interaction a linear model cannot find on its own."""
     cells = frame["engine"].astype(str) + "_" + frame["drive"].astype(str)
     levels = sorted(set(cells))
-    return pd.DataFrame({f"engine_drive_{level}": (cells == level).astype(float) for level in levels}, index=frame.index)
+    return pd.DataFrame(
+        {f"engine_drive_{level}": (cells == level).astype(float) for level in levels}, index=frame.index
+    )
 
 
 def _tweets(train: pd.DataFrame, test: pd.DataFrame, y: pd.DataFrame, extra: Mapping[str, pd.DataFrame]):
     """Out-of-fold word and character n-gram TF-IDF logistic-regression probabilities (a classic stack)."""
     label = y.iloc[:, 0].to_numpy()
-    words = TfidfVectorizer(min_df=2, ngram_range=(1, 2), max_features=50000, sublinear_tf=True, token_pattern=r"\S+", lowercase=False)
+    words = TfidfVectorizer(
+        min_df=2, ngram_range=(1, 2), max_features=50000, sublinear_tf=True, token_pattern=r"\S+", lowercase=False
+    )
     chars = TfidfVectorizer(min_df=3, analyzer="char_wb", ngram_range=(2, 5), max_features=60000, sublinear_tf=True)
     text_train = sparse.hstack([words.fit_transform(train["text"]), chars.fit_transform(train["text"])]).tocsr()
     text_test = sparse.hstack([words.transform(test["text"]), chars.transform(test["text"])]).tocsr()
     classes = np.unique(label)
     oof = np.zeros((len(train), len(classes)))
     for fit, held in StratifiedKFold(n_splits=5, shuffle=True, random_state=1).split(text_train, label):
-        oof[held] = LogisticRegression(C=8.0, max_iter=2000).fit(text_train[fit], label[fit]).predict_proba(text_train[held])
+        oof[held] = (
+            LogisticRegression(C=8.0, max_iter=2000).fit(text_train[fit], label[fit]).predict_proba(text_train[held])
+        )
     full = LogisticRegression(C=8.0, max_iter=2000).fit(text_train, label).predict_proba(text_test)
     names = [f"text_proba_{c}" for c in classes]
     when = pd.to_datetime(pd.concat([train["created_at"], test["created_at"]]), utc=True, format="mixed")
@@ -234,7 +255,9 @@ _HOMEWORK: dict[str, Homework] = {
 # ---- the expert teams' models --------------------------------------------------------------
 
 
-def expert_predictions(recipe: Mapping[str, Any], kind: str, metric: str, m: ExpertMatrices, y_train: pd.DataFrame, seed: int) -> pd.DataFrame:
+def expert_predictions(
+    recipe: Mapping[str, Any], kind: str, metric: str, m: ExpertMatrices, y_train: pd.DataFrame, seed: int
+) -> pd.DataFrame:
     """One expert team's submission; `recipe` names its members and their settings (see population.TEAMS)."""
     if kind in ("binary_proba", "binary_label", "multilabel"):
         out = {}
@@ -243,7 +266,9 @@ def expert_predictions(recipe: Mapping[str, Any], kind: str, metric: str, m: Exp
             if kind == "binary_label":
                 out[column] = _tuned_labels(recipe, m, y, seed)
             else:
-                out[column] = _proba(recipe, m.trees_train, m.linear_train, y, m.trees_test, m.linear_test, seed, metric)[:, 1]
+                out[column] = _proba(
+                    recipe, m.trees_train, m.linear_train, y, m.trees_test, m.linear_test, seed, metric
+                )[:, 1]
         return pd.DataFrame(out)
     if kind in ("multiclass_proba", "multiclass_label", "ordinal"):
         label = y_train.iloc[:, 0]
@@ -266,7 +291,16 @@ def _tuned_labels(recipe: Mapping[str, Any], m: ExpertMatrices, y: np.ndarray, s
     """Pick the F1-best cut on 5-fold out-of-fold probabilities, refit on everything and apply it."""
     oof = np.zeros(len(y))
     for fit, held in StratifiedKFold(n_splits=5, shuffle=True, random_state=seed % 1000).split(m.linear_train, y):
-        oof[held] = _proba(recipe, m.trees_train.iloc[fit], m.linear_train[fit], y[fit], m.trees_train.iloc[held], m.linear_train[held], seed, "f1")[:, 1]
+        oof[held] = _proba(
+            recipe,
+            m.trees_train.iloc[fit],
+            m.linear_train[fit],
+            y[fit],
+            m.trees_train.iloc[held],
+            m.linear_train[held],
+            seed,
+            "f1",
+        )[:, 1]
     cuts = np.arange(0.1, 0.61, 0.01)
     cut = cuts[int(np.argmax([f1_score(y, oof >= c) for c in cuts]))]
     full = _proba(recipe, m.trees_train, m.linear_train, y, m.trees_test, m.linear_test, seed, "f1")[:, 1]
@@ -277,7 +311,9 @@ def _proba(recipe, x_tree, x_lin, y, t_tree, t_lin, seed, metric) -> np.ndarray:
     classes = np.unique(y)
     if recipe.get("stack") and len(recipe["members"]) > 1:
         held = np.random.default_rng(seed).random(len(y)) < 0.2
-        probes = _proba_members(recipe, x_tree[~held], x_lin[~held], y[~held], x_tree[held], x_lin[held], seed, metric, classes)
+        probes = _proba_members(
+            recipe, x_tree[~held], x_lin[~held], y[~held], x_tree[held], x_lin[held], seed, metric, classes
+        )
         truth = np.searchsorted(classes, y[held])
         weights = _best_weights(probes, lambda p: -np.mean(np.log(np.clip(p[np.arange(len(truth)), truth], 1e-9, 1))))
     else:
@@ -296,17 +332,31 @@ def _proba_members(recipe, x_tree, x_lin, y, t_tree, t_lin, seed, metric, classe
             for bag in range(recipe.get("bags", 1)):
                 iters = min(settings["max_iter"], max(60, _MAX_BOOSTED_TREES // (n_classes if n_classes > 2 else 1)))
                 model = HistGradientBoostingClassifier(
-                    **{**settings, "max_iter": iters}, categorical_features="from_dtype", class_weight=weight,
-                    early_stopping=len(y) >= 500, validation_fraction=0.1, n_iter_no_change=20, random_state=seed + bag,
+                    **{**settings, "max_iter": iters},
+                    categorical_features="from_dtype",
+                    class_weight=weight,
+                    early_stopping=len(y) >= 500,
+                    validation_fraction=0.1,
+                    n_iter_no_change=20,
+                    random_state=seed + bag,
                 )
                 bags.append(_aligned(model.fit(x_tree, y), t_tree, classes))
             members.append(np.mean(bags, axis=0))
         elif member == "linear":
             grid = recipe.get("C", (0.01, 0.1, 1.0, 10.0, 100.0))
-            best = _pick_on_holdout(grid, lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, class_weight=weight, max_iter=3000)), x_lin, y, seed, proba=True)
+            best = _pick_on_holdout(
+                grid,
+                lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, class_weight=weight, max_iter=3000)),
+                x_lin,
+                y,
+                seed,
+                proba=True,
+            )
             members.append(_aligned(best.fit(x_lin, y), t_lin, classes))
         elif member == "extra_trees":
-            model = ExtraTreesClassifier(n_estimators=100, min_samples_leaf=2, max_features=0.5, class_weight=weight, n_jobs=1, random_state=seed)
+            model = ExtraTreesClassifier(
+                n_estimators=100, min_samples_leaf=2, max_features=0.5, class_weight=weight, n_jobs=1, random_state=seed
+            )
             members.append(_aligned(model.fit(_codes(x_tree), y), _codes(t_tree), classes))
     return members
 
@@ -320,8 +370,10 @@ def _aligned(model, x, classes) -> np.ndarray:
 def _gbm_settings(recipe: Mapping[str, Any], member: str) -> dict[str, Any]:
     """A boosting member's settings: the recipe's, or shallow trees at a faster rate for ``gbm_shallow``."""
     settings = {
-        "learning_rate": recipe.get("learning_rate", 0.05), "max_iter": recipe.get("max_iter", 2000),
-        "max_leaf_nodes": recipe.get("leaves", 31), "min_samples_leaf": recipe.get("min_samples_leaf", 20),
+        "learning_rate": recipe.get("learning_rate", 0.05),
+        "max_iter": recipe.get("max_iter", 2000),
+        "max_leaf_nodes": recipe.get("leaves", 31),
+        "min_samples_leaf": recipe.get("min_samples_leaf", 20),
         "l2_regularization": recipe.get("l2", 1.0),
     }
     if member == "gbm_shallow":
@@ -348,12 +400,27 @@ def _regression(recipe, metric: str, m: ExpertMatrices, column: str, y: np.ndarr
     target = np.log1p(y) - offset_train if log_space else y
     if recipe.get("stack") and len(recipe["members"]) > 1:
         held = np.random.default_rng(seed).random(len(y)) < 0.2
-        probes = _value_members(recipe, loss, m.trees_train[~held], m.linear_train[~held], target[~held], m.trees_train[held], m.linear_train[held], seed)
-        error = (lambda p: np.mean(np.abs(p - target[held]))) if loss == "absolute_error" else (lambda p: np.mean((p - target[held]) ** 2))
+        probes = _value_members(
+            recipe,
+            loss,
+            m.trees_train[~held],
+            m.linear_train[~held],
+            target[~held],
+            m.trees_train[held],
+            m.linear_train[held],
+            seed,
+        )
+        error = (
+            (lambda p: np.mean(np.abs(p - target[held])))
+            if loss == "absolute_error"
+            else (lambda p: np.mean((p - target[held]) ** 2))
+        )
         weights = _best_weights(probes, error)
     else:
         weights = recipe.get("weights")
-    values = _combine(weights, _value_members(recipe, loss, m.trees_train, m.linear_train, target, m.trees_test, m.linear_test, seed))
+    values = _combine(
+        weights, _value_members(recipe, loss, m.trees_train, m.linear_train, target, m.trees_test, m.linear_test, seed)
+    )
     if log_space:
         values = np.expm1(values + offset_test)
     if loss == "poisson":
@@ -369,8 +436,13 @@ def _value_members(recipe, loss: str, x_tree, x_lin, target, t_tree, t_lin, seed
             bags = []
             for bag in range(recipe.get("bags", 1)):
                 model = HistGradientBoostingRegressor(
-                    loss=loss, **_gbm_settings(recipe, member), categorical_features="from_dtype",
-                    early_stopping=True, validation_fraction=0.1, n_iter_no_change=20, random_state=seed + bag,
+                    loss=loss,
+                    **_gbm_settings(recipe, member),
+                    categorical_features="from_dtype",
+                    early_stopping=True,
+                    validation_fraction=0.1,
+                    n_iter_no_change=20,
+                    random_state=seed + bag,
                 )
                 bags.append(model.fit(x_tree, target).predict(t_tree))
             members.append(np.mean(bags, axis=0))
@@ -380,7 +452,9 @@ def _value_members(recipe, loss: str, x_tree, x_lin, target, t_tree, t_lin, seed
             pred = model.fit(x_lin, lin_target).predict(t_lin)
             members.append(np.expm1(pred).clip(0, None) if loss == "poisson" else pred)
         elif member == "extra_trees":
-            model = ExtraTreesRegressor(n_estimators=100, min_samples_leaf=2, max_features=0.5, n_jobs=1, random_state=seed)
+            model = ExtraTreesRegressor(
+                n_estimators=100, min_samples_leaf=2, max_features=0.5, n_jobs=1, random_state=seed
+            )
             members.append(model.fit(_codes(x_tree), target).predict(_codes(t_tree)))
     return members
 

@@ -46,16 +46,24 @@ def _encode(column: pd.Series) -> pd.DataFrame:
     if values.dropna().str.match(_DATE_PATTERN).all() and values.notna().any():
         stamp = pd.to_datetime(values, utc=True, format="mixed")
         parts = {
-            "year": stamp.dt.year, "month": stamp.dt.month, "dayofweek": stamp.dt.day_of_week,
-            "dayofyear": stamp.dt.day_of_year, "hour": stamp.dt.hour, "days": (stamp - pd.Timestamp("1970-01-01", tz="UTC")).dt.days,
+            "year": stamp.dt.year,
+            "month": stamp.dt.month,
+            "dayofweek": stamp.dt.day_of_week,
+            "dayofyear": stamp.dt.day_of_year,
+            "hour": stamp.dt.hour,
+            "days": (stamp - pd.Timestamp("1970-01-01", tz="UTC")).dt.days,
         }
         return pd.DataFrame({f"{name}_{part}": series.astype(float) for part, series in parts.items()})
     codes = pd.Categorical(values, categories=sorted(values.dropna().unique())).codes.astype(float)
     return pd.DataFrame({name: np.where(codes < 0, np.nan, codes)})
 
 
-def _flights(train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    weather = extra["weather.csv"].drop(columns=["year", "month", "day", "hour"]).drop_duplicates(["origin", "time_hour"])
+def _flights(
+    train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, pd.DataFrame]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    weather = (
+        extra["weather.csv"].drop(columns=["year", "month", "day", "hour"]).drop_duplicates(["origin", "time_hour"])
+    )
     planes = extra["planes.csv"][["tailnum", "year", "seats", "engines"]].rename(columns={"year": "plane_year"})
 
     def join(frame: pd.DataFrame) -> pd.DataFrame:
@@ -64,7 +72,9 @@ def _flights(train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, pd.Dat
     return join(train), join(test)
 
 
-def _store_demand(train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _store_demand(
+    train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, pd.DataFrame]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     holidays = extra["holidays.csv"]
 
     def join(frame: pd.DataFrame) -> pd.DataFrame:
@@ -73,7 +83,9 @@ def _store_demand(train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, p
     return join(train), join(test)
 
 
-def _tweets(train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _tweets(
+    train: pd.DataFrame, test: pd.DataFrame, extra: Mapping[str, pd.DataFrame]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     tfidf = TfidfVectorizer(min_df=3, ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)[\w@#'’]+|[!?\"“]")
     svd = TruncatedSVD(n_components=40, random_state=0)
     topics_train = svd.fit_transform(tfidf.fit_transform(train["text"]))

@@ -49,7 +49,9 @@ def score_on_usage(spec: CompetitionSpec, answers: pd.DataFrame, submission: pd.
 
 def leaderboard_frame(scores: pd.Series, higher_is_better: bool) -> pd.DataFrame:
     """MLE-Dojo's ``rank,score`` table: best first, rank 1..N, scores rounded as Kaggle shows them."""
-    ordered = (scores.round(SCORE_DECIMALS) + 0.0).sort_values(ascending=not higher_is_better, kind="stable")  # + 0.0: no "-0.0"
+    ordered = (scores.round(SCORE_DECIMALS) + 0.0).sort_values(
+        ascending=not higher_is_better, kind="stable"
+    )  # + 0.0: no "-0.0"
     return pd.DataFrame({"rank": range(1, len(ordered) + 1), "score": ordered.to_numpy()})
 
 
@@ -57,7 +59,9 @@ def write_leaderboards(spec: CompetitionSpec, scores: pd.DataFrame, folder: Path
     """Write ``public_leaderboard.csv``, ``private_leaderboard.csv`` and the audit table ``population.csv``."""
     folder.mkdir(parents=True, exist_ok=True)
     for board in ("public", "private"):
-        leaderboard_frame(scores[board], spec.higher_is_better).to_csv(folder / f"{board}_leaderboard.csv", index=False, lineterminator="\n")
+        leaderboard_frame(scores[board], spec.higher_is_better).to_csv(
+            folder / f"{board}_leaderboard.csv", index=False, lineterminator="\n"
+        )
     audit = scores.assign(**{board: scores[board].round(SCORE_DECIMALS) + 0.0 for board in ("public", "private")})
     audit.to_csv(folder / "population.csv", index=False, lineterminator="\n")
 

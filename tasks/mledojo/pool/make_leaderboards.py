@@ -40,8 +40,12 @@ def main(argv: list[str] | None = None) -> None:
     from .catalog import POOL_IDS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ids", nargs="*", default=list(POOL_IDS), help="competitions to score (default: the whole pool)")
-    parser.add_argument("--out", type=Path, default=PACKAGE_LEADERBOARDS, help="folder for <id>/{public,private}_leaderboard.csv")
+    parser.add_argument(
+        "--ids", nargs="*", default=list(POOL_IDS), help="competitions to score (default: the whole pool)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=PACKAGE_LEADERBOARDS, help="folder for <id>/{public,private}_leaderboard.csv"
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="competitions scored in parallel")
     args = parser.parse_args(argv)
     started = time.perf_counter()

@@ -19,13 +19,38 @@ __all__ = ["SPECS"]
 
 # The 32 species of modeldata's leaf_id_flavia, sorted: the submission's probability columns.
 _LEAF_SPECIES: tuple[str, ...] = (
-    "anhui_barberry", "beale_s_barberry", "big_fruited_holly", "camphortree", "canadian_poplar",
-    "castor_aralia", "chinese_cinnamon", "chinese_horse_chestnut", "chinese_redbud", "chinese_toon",
-    "chinese_tulip_tree", "crape_myrtle", "deodar", "ford_woodlotus", "ginkgo_maidenhair_tree",
-    "glossy_privet", "goldenrain_tree", "japanese_cheesewood", "japanese_flowering_cherry",
-    "japanese_maple", "japanese_viburnum", "nanmu", "oleander", "peach", "pubescent_bamboo",
-    "southern_magnolia", "sweet_osmanthus", "tangerine", "trident_maple", "true_indigo",
-    "wintersweet", "yew_plum_pine",
+    "anhui_barberry",
+    "beale_s_barberry",
+    "big_fruited_holly",
+    "camphortree",
+    "canadian_poplar",
+    "castor_aralia",
+    "chinese_cinnamon",
+    "chinese_horse_chestnut",
+    "chinese_redbud",
+    "chinese_toon",
+    "chinese_tulip_tree",
+    "crape_myrtle",
+    "deodar",
+    "ford_woodlotus",
+    "ginkgo_maidenhair_tree",
+    "glossy_privet",
+    "goldenrain_tree",
+    "japanese_cheesewood",
+    "japanese_flowering_cherry",
+    "japanese_maple",
+    "japanese_viburnum",
+    "nanmu",
+    "oleander",
+    "peach",
+    "pubescent_bamboo",
+    "southern_magnolia",
+    "sweet_osmanthus",
+    "tangerine",
+    "trident_maple",
+    "true_indigo",
+    "wintersweet",
+    "yew_plum_pine",
 )
 _TWEET_SOURCES = {"Twitter Web Client": "web", "Twitter for Android": "android", "Twitter for iPhone": "iphone"}
 _CUT_GRADES = {"Fair": 1, "Good": 2, "Very Good": 3, "Premium": 4, "Ideal": 5}
@@ -36,9 +61,7 @@ def _leaf_species(rng: np.random.Generator) -> Prepared:
     train, test = random_split(frame, "id", 0.3, rng, start=1)
     classes = list(_LEAF_SPECIES)
     answers = pd.concat([test[["id"]], one_hot(test["species"], classes)], axis=1)
-    sample = pd.concat(
-        [test[["id"]], pd.DataFrame(1.0 / len(classes), index=test.index, columns=classes)], axis=1
-    )
+    sample = pd.concat([test[["id"]], pd.DataFrame(1.0 / len(classes), index=test.index, columns=classes)], axis=1)
     return Prepared(train=train, test=test.drop(columns=["species"]), answers=answers, sample_submission=sample)
 
 
@@ -83,7 +106,11 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=False,
         id_column="id",
         target_columns=_LEAF_SPECIES,
-        source=rdataset_source("modeldata", "leaf_id_flavia", "Flavia leaf image set (Wu et al., 2007), shape and margin features as published in modeldata"),
+        source=rdataset_source(
+            "modeldata",
+            "leaf_id_flavia",
+            "Flavia leaf image set (Wu et al., 2007), shape and margin features as published in modeldata",
+        ),
         prepare=_leaf_species,
     ),
     CompetitionSpec(
@@ -94,7 +121,11 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=True,
         id_column="job_id",
         target_columns=("class",),
-        source=rdataset_source("modeldata", "hpc_data", "Pfizer high-performance computing job logs (Kuhn & Johnson, Applied Predictive Modeling)"),
+        source=rdataset_source(
+            "modeldata",
+            "hpc_data",
+            "Pfizer high-performance computing job logs (Kuhn & Johnson, Applied Predictive Modeling)",
+        ),
         prepare=_hpc_jobs,
     ),
     CompetitionSpec(
@@ -105,7 +136,9 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=True,
         id_column="id",
         target_columns=("source",),
-        source=rdataset_source("dslabs", "trump_tweets", "public tweets of @realDonaldTrump 2009-2017 from the Trump Twitter Archive"),
+        source=rdataset_source(
+            "dslabs", "trump_tweets", "public tweets of @realDonaldTrump 2009-2017 from the Trump Twitter Archive"
+        ),
         prepare=_tweet_source,
     ),
     CompetitionSpec(

@@ -25,14 +25,20 @@ _FUTURE_SHARE = 0.2
 def _movie_recommendations(rng: np.random.Generator) -> Prepared:
     lens = load_rdataset("dslabs", "movielens")
     movies = lens[["movieId", "title", "year", "genres"]].drop_duplicates("movieId").sort_values("movieId")
-    ratings = lens[["userId", "movieId", "rating", "timestamp"]].sort_values(["userId", "timestamp", "movieId"], kind="stable")
+    ratings = lens[["userId", "movieId", "rating", "timestamp"]].sort_values(
+        ["userId", "timestamp", "movieId"], kind="stable"
+    )
     # Each user's latest fifth of ratings is the future we ask about; the rest is history.
     position = ratings.groupby("userId").cumcount()
     count = ratings.groupby("userId")["movieId"].transform("size")
     future_mask = position >= count - np.maximum(1, (count * _FUTURE_SHARE).astype(int))
     history, future = ratings[~future_mask], ratings[future_mask & (ratings["rating"] >= _RELEVANT_RATING)]
-    answers = future.groupby("userId")["movieId"].agg(lambda ids: " ".join(map(str, ids))).rename("movies").reset_index()
-    counts = history.groupby("movieId").size().reset_index(name="n").sort_values(["n", "movieId"], ascending=[False, True])
+    answers = (
+        future.groupby("userId")["movieId"].agg(lambda ids: " ".join(map(str, ids))).rename("movies").reset_index()
+    )
+    counts = (
+        history.groupby("movieId").size().reset_index(name="n").sort_values(["n", "movieId"], ascending=[False, True])
+    )
     popular = " ".join(map(str, counts["movieId"].head(10)))
     sample = answers[["userId"]].assign(movies=popular)
     return Prepared(
@@ -63,7 +69,9 @@ def _comorbidities(rng: np.random.Generator) -> Prepared:
     hba1c = 5.3 + 0.25 * metabolic + 0.8 * diabetes * rng.gamma(2.0, 0.5, n) + rng.normal(0, 0.4, n)
     systolic = 118 + 8 * vascular + 7 * hypertension + 0.3 * (age - 50) + rng.normal(0, 12, n)
     diastolic = 0.55 * systolic + rng.normal(12, 6, n)
-    creatinine = np.exp(np.log(0.85) + 0.12 * (sex == "M") + 0.25 * ckd * rng.gamma(2.0, 0.5, n) + rng.normal(0, 0.18, n))
+    creatinine = np.exp(
+        np.log(0.85) + 0.12 * (sex == "M") + 0.25 * ckd * rng.gamma(2.0, 0.5, n) + rng.normal(0, 0.18, n)
+    )
     ldl = 120 + 12 * metabolic + rng.normal(0, 28, n)
     hdl = 55 - 5 * metabolic - 6 * (sex == "M") + rng.normal(0, 10, n)
     visits = rng.poisson(1.5 + 1.2 * diabetes + 0.8 * hypertension + 2.0 * ckd + 0.5 * np.maximum(z, 0))
@@ -93,7 +101,9 @@ def _comorbidities(rng: np.random.Generator) -> Prepared:
     train, test = random_split(frame, "patient_id", 0.3, rng, start=100001)
     targets = ["diabetes", "hypertension", "ckd"]
     sample = test[["patient_id"]].assign(**{t: 0.5 for t in targets})
-    return Prepared(train=train, test=test.drop(columns=targets), answers=test[["patient_id", *targets]], sample_submission=sample)
+    return Prepared(
+        train=train, test=test.drop(columns=targets), answers=test[["patient_id", *targets]], sample_submission=sample
+    )
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -115,14 +125,29 @@ def _store_demand(rng: np.random.Generator) -> Prepared:
     items = pd.DataFrame(
         {
             "item": np.arange(1, n_items + 1),
-            "family": ["produce", "produce", "dairy", "dairy", "bakery", "bakery", "beverages", "beverages", "household", "household"],
+            "family": [
+                "produce",
+                "produce",
+                "dairy",
+                "dairy",
+                "bakery",
+                "bakery",
+                "beverages",
+                "beverages",
+                "household",
+                "household",
+            ],
             "unit_price": rng.uniform(0.8, 9.0, n_items).round(2),
         }
     )
     holidays = _holidays(dates)
     store_level = np.array([1.6, 0.8, 1.3, 0.45, 0.7])
     item_level = rng.lognormal(2.6, 0.6, n_items)
-    weekly = {"A": [0.9, 0.85, 0.88, 0.95, 1.1, 1.35, 1.25], "B": [0.95, 0.92, 0.94, 1.0, 1.1, 1.2, 1.0], "C": [1.0, 1.0, 1.0, 1.05, 1.1, 1.0, 0.6]}
+    weekly = {
+        "A": [0.9, 0.85, 0.88, 0.95, 1.1, 1.35, 1.25],
+        "B": [0.95, 0.92, 0.94, 1.0, 1.1, 1.2, 1.0],
+        "C": [1.0, 1.0, 1.0, 1.05, 1.1, 1.0, 0.6],
+    }
     days = np.asarray((dates - dates[0]).days)
     doy, dow = np.asarray(dates.day_of_year), np.asarray(dates.day_of_week)
     holiday_lift = pd.Series(1.0, index=dates)
@@ -137,8 +162,14 @@ def _store_demand(rng: np.random.Generator) -> Prepared:
             mu = mu * holiday_lift.to_numpy() * np.where(promo, rng.uniform(1.3, 1.9), 1.0)
             # Poisson-gamma noise: sales are over-dispersed counts, as real shelves are.
             sales = rng.poisson(mu * rng.gamma(15.0, 1 / 15.0, len(dates)))
-            rows.append(pd.DataFrame({"date": dates, "store": s + 1, "item": i + 1, "onpromotion": promo.astype(int), "sales": sales}))
-    frame = pd.concat(rows, ignore_index=True).sort_values(["date", "store", "item"], kind="stable").reset_index(drop=True)
+            rows.append(
+                pd.DataFrame(
+                    {"date": dates, "store": s + 1, "item": i + 1, "onpromotion": promo.astype(int), "sales": sales}
+                )
+            )
+    frame = (
+        pd.concat(rows, ignore_index=True).sort_values(["date", "store", "item"], kind="stable").reset_index(drop=True)
+    )
     frame.insert(0, "id", np.arange(len(frame)))
     frame["date"] = frame["date"].dt.strftime("%Y-%m-%d")
     is_test = frame["date"] >= cutoff.strftime("%Y-%m-%d")
@@ -159,8 +190,15 @@ def _holidays(dates: pd.DatetimeIndex) -> pd.DataFrame:
     Fixed-date holidays keep their day; Carnival and Good Friday move with Easter, so they are
     computed per year (Carnival Monday and Tuesday are 48 and 47 days before Easter Sunday).
     """
-    fixed = [("New Year's Day", 1, 1, 0.3), ("Labour Day", 5, 1, 0.7), ("Independence Day", 8, 10, 1.15),
-             ("All Souls' Day", 11, 2, 1.25), ("Christmas Eve", 12, 24, 1.8), ("Christmas Day", 12, 25, 0.0), ("New Year's Eve", 12, 31, 1.5)]
+    fixed = [
+        ("New Year's Day", 1, 1, 0.3),
+        ("Labour Day", 5, 1, 0.7),
+        ("Independence Day", 8, 10, 1.15),
+        ("All Souls' Day", 11, 2, 1.25),
+        ("Christmas Eve", 12, 24, 1.8),
+        ("Christmas Day", 12, 25, 0.0),
+        ("New Year's Eve", 12, 31, 1.5),
+    ]
     moving = [("Carnival Monday", -48, 1.2), ("Carnival Tuesday", -47, 1.1), ("Good Friday", -2, 0.9)]
     rows = []
     for year in sorted(set(dates.year)):
@@ -214,7 +252,11 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=True,
         id_column="userId",
         target_columns=("movies",),
-        source=rdataset_source("dslabs", "movielens", "MovieLens latest-small by GroupLens (Harper & Konstan, 2015; research use, not redistributed)"),
+        source=rdataset_source(
+            "dslabs",
+            "movielens",
+            "MovieLens latest-small by GroupLens (Harper & Konstan, 2015; research use, not redistributed)",
+        ),
         prepare=_movie_recommendations,
         metric_kwargs={"k": 10},
     ),
@@ -248,7 +290,11 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=False,
         id_column="date",
         target_columns=("clark_lake", "belmont", "austin"),
-        source=rdataset_source("modeldata", "Chicago", "Chicago Transit Authority ridership with weather and game schedules (Kuhn & Johnson, 2020)"),
+        source=rdataset_source(
+            "modeldata",
+            "Chicago",
+            "Chicago Transit Authority ridership with weather and game schedules (Kuhn & Johnson, 2020)",
+        ),
         prepare=_chicago_ridership,
     ),
 )

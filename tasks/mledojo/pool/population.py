@@ -38,13 +38,20 @@ from .spec import CompetitionSpec
 __all__ = ["TEAMS", "Team", "task_kind", "team_predictions"]
 
 _KINDS: dict[str, str] = {
-    "roc_auc": "binary_proba", "log_loss": "binary_proba", "normalized_gini": "binary_proba",
+    "roc_auc": "binary_proba",
+    "log_loss": "binary_proba",
+    "normalized_gini": "binary_proba",
     "f1": "binary_label",
     "multiclass_log_loss": "multiclass_proba",
-    "accuracy": "multiclass_label", "f1_macro": "multiclass_label",
+    "accuracy": "multiclass_label",
+    "f1_macro": "multiclass_label",
     "quadratic_weighted_kappa": "ordinal",
-    "rmse": "regression", "rmsle": "regression", "mae": "regression", "r2": "regression",
-    "smape": "regression", "mean_column_rmsle": "regression",
+    "rmse": "regression",
+    "rmsle": "regression",
+    "mae": "regression",
+    "r2": "regression",
+    "smape": "regression",
+    "mean_column_rmsle": "regression",
     "mean_column_roc_auc": "multilabel",
     "map_at_k": "ranking",
 }
@@ -105,9 +112,19 @@ TEAMS: tuple[Team, ...] = (
     Team("forest-small", "forest", {"n_estimators": 30, "max_depth": 6}),
     Team("forest-medium", "forest", {"n_estimators": 60, "max_depth": 12, "min_samples_leaf": 2}, threshold=0.35),
     Team("forest-deep", "forest", {"n_estimators": 80, "min_samples_leaf": 1, "max_features": 0.5}, threshold=0.3),
-    Team("forest-deep-log", "forest", {"n_estimators": 80, "min_samples_leaf": 2, "max_features": 0.5}, transform=True, regression_for_ordinal=True),
-    Team("forest-25pct", "forest", {"n_estimators": 60, "min_samples_leaf": 2, "max_features": 0.5}, train_fraction=0.25),
-    Team("extra-trees", "extra_trees", {"n_estimators": 80, "min_samples_leaf": 2, "max_features": 0.7}, threshold=0.35),
+    Team(
+        "forest-deep-log",
+        "forest",
+        {"n_estimators": 80, "min_samples_leaf": 2, "max_features": 0.5},
+        transform=True,
+        regression_for_ordinal=True,
+    ),
+    Team(
+        "forest-25pct", "forest", {"n_estimators": 60, "min_samples_leaf": 2, "max_features": 0.5}, train_fraction=0.25
+    ),
+    Team(
+        "extra-trees", "extra_trees", {"n_estimators": 80, "min_samples_leaf": 2, "max_features": 0.7}, threshold=0.35
+    ),
     Team("extra-trees-shallow", "extra_trees", {"n_estimators": 60, "max_depth": 8}),
     # Gradient boosting: the crowded middle and the top.
     Team("gbm-5pct", "hgb", _hgb(0.1, 100, 15), train_fraction=0.05),
@@ -127,8 +144,19 @@ TEAMS: tuple[Team, ...] = (
     Team("gbm-narrow", "hgb", _hgb(0.05, 300, 7)),
     Team("gbm-regularized", "hgb", _hgb(0.05, 300, 31, l2_regularization=5.0, min_samples_leaf=40), threshold=0.4),
     Team("gbm-tuned", "hgb", _hgb(0.04, 400, 31, l2_regularization=1.0, min_samples_leaf=20), threshold=0.3),
-    Team("gbm-tuned-log", "hgb", _hgb(0.04, 400, 31, l2_regularization=1.0, min_samples_leaf=20), transform=True, threshold=0.35),
-    Team("gbm-tuned-ordinal", "hgb", _hgb(0.04, 400, 31, l2_regularization=1.0, min_samples_leaf=20), regression_for_ordinal=True),
+    Team(
+        "gbm-tuned-log",
+        "hgb",
+        _hgb(0.04, 400, 31, l2_regularization=1.0, min_samples_leaf=20),
+        transform=True,
+        threshold=0.35,
+    ),
+    Team(
+        "gbm-tuned-ordinal",
+        "hgb",
+        _hgb(0.04, 400, 31, l2_regularization=1.0, min_samples_leaf=20),
+        regression_for_ordinal=True,
+    ),
     # Good models with noisy submissions (a bad merge, a rounding bug, an unlucky seed).
     Team("gbm-noise-0.1", "hgb", _hgb(0.1, 100, 31), noise=0.1, threshold=0.35),
     Team("gbm-noise-0.3", "hgb", _hgb(0.1, 100, 31), noise=0.3),
@@ -187,10 +215,15 @@ def team_predictions(
         m = experts()
         if team.train_fraction < 1.0:
             m = ExpertMatrices(
-                m.trees_train.iloc[rows].reset_index(drop=True), m.trees_test, m.linear_train[rows], m.linear_test,
+                m.trees_train.iloc[rows].reset_index(drop=True),
+                m.trees_test,
+                m.linear_train[rows],
+                m.linear_test,
                 {k: (train[rows], test) for k, (train, test) in m.offsets.items()},
             )
-        return expert_predictions(team.params, kind, spec.metric, m, y_train.iloc[rows].reset_index(drop=True), seed % (2**31 - 100))
+        return expert_predictions(
+            team.params, kind, spec.metric, m, y_train.iloc[rows].reset_index(drop=True), seed % (2**31 - 100)
+        )
     x_fit, y_fit = x_train.iloc[rows], y_train.iloc[rows]
     if kind in ("binary_proba", "binary_label", "multilabel"):
         columns = {c: _binary_probability(team, x_fit, y_fit[c], x_test, rng) for c in y_fit.columns}
@@ -212,12 +245,16 @@ def team_predictions(
     return pd.DataFrame({c: _values(team, x_fit, y_fit[c].astype(float), x_test, rng, positive) for c in y_fit.columns})
 
 
-def _binary_probability(team: Team, x: pd.DataFrame, y: pd.Series, x_test: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+def _binary_probability(
+    team: Team, x: pd.DataFrame, y: pd.Series, x_test: pd.DataFrame, rng: np.random.Generator
+) -> np.ndarray:
     proba = _class_probabilities(team, x, y.astype(int), x_test, rng)
     return proba.get(1, pd.Series(0.0, index=proba.index)).to_numpy()
 
 
-def _class_probabilities(team: Team, x: pd.DataFrame, y: pd.Series, x_test: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+def _class_probabilities(
+    team: Team, x: pd.DataFrame, y: pd.Series, x_test: pd.DataFrame, rng: np.random.Generator
+) -> pd.DataFrame:
     classes = np.array(sorted(y.unique()))
     if team.model == "constant":
         prior = y.value_counts(normalize=True).reindex(classes).to_numpy()
@@ -239,7 +276,9 @@ def _class_probabilities(team: Team, x: pd.DataFrame, y: pd.Series, x_test: pd.D
     return pd.DataFrame(proba, columns=classes)
 
 
-def _values(team: Team, x: pd.DataFrame, y: pd.Series, x_test: pd.DataFrame, rng: np.random.Generator, positive: bool) -> np.ndarray:
+def _values(
+    team: Team, x: pd.DataFrame, y: pd.Series, x_test: pd.DataFrame, rng: np.random.Generator, positive: bool
+) -> np.ndarray:
     log_target = team.transform and bool((y >= 0).all())
     target = np.log1p(y) if log_target else y
     if team.model == "constant":
@@ -277,11 +316,17 @@ def _classifier(model: str, team: Team, n_rows: int, n_classes: int) -> BaseEsti
     if model == "naive_bayes":
         return make_pipeline(SimpleImputer(strategy="median"), GaussianNB())
     if model == "tree":
-        return make_pipeline(SimpleImputer(strategy="median"), DecisionTreeClassifier(class_weight=weight, random_state=0, **p))
+        return make_pipeline(
+            SimpleImputer(strategy="median"), DecisionTreeClassifier(class_weight=weight, random_state=0, **p)
+        )
     if model == "forest":
-        return make_pipeline(SimpleImputer(strategy="median"), RandomForestClassifier(class_weight=weight, random_state=0, **_forest(p)))
+        return make_pipeline(
+            SimpleImputer(strategy="median"), RandomForestClassifier(class_weight=weight, random_state=0, **_forest(p))
+        )
     if model == "extra_trees":
-        return make_pipeline(SimpleImputer(strategy="median"), ExtraTreesClassifier(class_weight=weight, random_state=0, **_forest(p)))
+        return make_pipeline(
+            SimpleImputer(strategy="median"), ExtraTreesClassifier(class_weight=weight, random_state=0, **_forest(p))
+        )
     if model in _BOOSTED:
         boosting = _boosting(p)
         # Multiclass boosting grows one tree per class per round: cap the trees, not the rounds.
@@ -311,7 +356,10 @@ def _regressor(model: str, team: Team) -> BaseEstimator:
 
 def _forest(params: Mapping[str, Any]) -> dict[str, Any]:
     defaults = {"n_jobs": 1, "n_estimators": 60, "min_samples_leaf": 2, "max_features": 0.5}
-    return {**defaults, **{k: v for k, v in params.items() if k in ("n_estimators", "max_depth", "min_samples_leaf", "max_features")}}
+    return {
+        **defaults,
+        **{k: v for k, v in params.items() if k in ("n_estimators", "max_depth", "min_samples_leaf", "max_features")},
+    }
 
 
 def _boosting(params: Mapping[str, Any]) -> dict[str, Any]:

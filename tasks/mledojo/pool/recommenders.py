@@ -54,10 +54,23 @@ RECOMMENDER_TEAMS: tuple[RecommenderTeam, ...] = (
     RecommenderTeam("user-knn-20", "user_knn", {"neighbours": 20}),
     RecommenderTeam("user-knn-100", "user_knn", {"neighbours": 100}),
     RecommenderTeam("user-knn-seen-included", "user_knn", {"neighbours": 50}, exclude_seen=False),
-    RecommenderTeam("blend-item-era", "blend", {"members": ("item_knn", "era_popular"), "recent": 10, "window_years": 2.0}),
-    RecommenderTeam("blend-user-era", "blend", {"members": ("user_knn", "era_popular"), "neighbours": 50, "window_years": 2.0}),
-    RecommenderTeam("blend-all", "blend", {"members": ("item_knn", "user_knn", "era_popular"), "recent": 20, "neighbours": 50, "window_years": 2.0}),
-    RecommenderTeam("blend-all-noisy", "blend", {"members": ("item_knn", "user_knn", "era_popular"), "recent": 20, "neighbours": 50, "window_years": 2.0}, noise=0.3),
+    RecommenderTeam(
+        "blend-item-era", "blend", {"members": ("item_knn", "era_popular"), "recent": 10, "window_years": 2.0}
+    ),
+    RecommenderTeam(
+        "blend-user-era", "blend", {"members": ("user_knn", "era_popular"), "neighbours": 50, "window_years": 2.0}
+    ),
+    RecommenderTeam(
+        "blend-all",
+        "blend",
+        {"members": ("item_knn", "user_knn", "era_popular"), "recent": 20, "neighbours": 50, "window_years": 2.0},
+    ),
+    RecommenderTeam(
+        "blend-all-noisy",
+        "blend",
+        {"members": ("item_knn", "user_knn", "era_popular"), "recent": 20, "neighbours": 50, "window_years": 2.0},
+        noise=0.3,
+    ),
 )
 
 
@@ -90,7 +103,9 @@ class _Matrix:
         self.times = ratings["timestamp"].to_numpy()
         shape = (len(self.users), len(movie_ids))
         self.binary = sparse.csr_matrix((np.ones(len(self.rows)), (self.rows, self.cols)), shape=shape)
-        self.liked = sparse.csr_matrix(((ratings["rating"].to_numpy() >= 4.0).astype(float), (self.rows, self.cols)), shape=shape)
+        self.liked = sparse.csr_matrix(
+            ((ratings["rating"].to_numpy() >= 4.0).astype(float), (self.rows, self.cols)), shape=shape
+        )
         self.last_seen = ratings.groupby("userId")["timestamp"].max().reindex(self.users).to_numpy()
         self.popularity = np.asarray(self.binary.sum(axis=0)).ravel()
 
@@ -98,7 +113,9 @@ class _Matrix:
         return np.searchsorted(self.users, users)
 
 
-def _scores(team: RecommenderTeam, m: _Matrix, users: np.ndarray, data: Prepared, rng: np.random.Generator) -> np.ndarray:
+def _scores(
+    team: RecommenderTeam, m: _Matrix, users: np.ndarray, data: Prepared, rng: np.random.Generator
+) -> np.ndarray:
     rows = m.user_rows(users)
     model, p = team.model, team.params
     if model == "blend":

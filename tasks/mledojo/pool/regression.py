@@ -47,14 +47,34 @@ def _letters(n: int) -> list[str]:
 
 def _bench_times(rng: np.random.Generator) -> Prepared:
     n, n_flags, n_packages = 6000, 90, 12
-    levels = {"model_line": 14, "engine": 9, "transmission": 4, "drive": 3, "trim": 7, "market": 18, "test_station": 5, "shift": 3}
+    levels = {
+        "model_line": 14,
+        "engine": 9,
+        "transmission": 4,
+        "drive": 3,
+        "trim": 7,
+        "market": 18,
+        "test_station": 5,
+        "shift": 3,
+    }
     codes = {name: rng.choice(k, n, p=rng.dirichlet(np.full(k, 1.5))) for name, k in levels.items()}
     # Options come in packages, so flags are correlated in blocks, as real configurations are.
     package_of_flag = rng.integers(0, n_packages, n_flags)
     package_taken = rng.random((n, n_packages)) < rng.uniform(0.1, 0.6, n_packages)
     flags = package_taken[:, package_of_flag] ^ (rng.random((n, n_flags)) < 0.04)
-    effect = {name: rng.normal(0, scale, levels[name]) for name, scale in
-              [("model_line", 6.0), ("engine", 9.0), ("transmission", 2.0), ("drive", 4.0), ("trim", 1.5), ("market", 1.0), ("test_station", 3.0), ("shift", 0.5)]}
+    effect = {
+        name: rng.normal(0, scale, levels[name])
+        for name, scale in [
+            ("model_line", 6.0),
+            ("engine", 9.0),
+            ("transmission", 2.0),
+            ("drive", 4.0),
+            ("trim", 1.5),
+            ("market", 1.0),
+            ("test_station", 3.0),
+            ("shift", 0.5),
+        ]
+    }
     flag_effect = np.where(rng.random(n_flags) < 0.15, rng.normal(0, 5.0, n_flags), 0.0)
     hybrid, awd = codes["engine"] >= 7, codes["drive"] == 2
     days_since_calibration = rng.gamma(2.0, 20.0, n)
@@ -108,7 +128,11 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=False,
         id_column="booking_id",
         target_columns=("avg_price_per_room",),
-        source=rdataset_source("modeldata", "hotel_rates", "hotel booking demand data of Antonio, de Almeida & Nunes (2019, Data in Brief, CC BY 4.0)"),
+        source=rdataset_source(
+            "modeldata",
+            "hotel_rates",
+            "hotel booking demand data of Antonio, de Almeida & Nunes (2019, Data in Brief, CC BY 4.0)",
+        ),
         prepare=_hotel_rates,
     ),
     CompetitionSpec(

@@ -80,11 +80,17 @@ def random_split(
     shuffled = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
     shuffled.insert(0, id_column, np.arange(start, start + len(frame)))
     n_test = round(len(frame) * test_fraction)
-    return shuffled.iloc[: len(frame) - n_test].reset_index(drop=True), shuffled.iloc[len(frame) - n_test :].reset_index(drop=True)
+    return shuffled.iloc[: len(frame) - n_test].reset_index(drop=True), shuffled.iloc[
+        len(frame) - n_test :
+    ].reset_index(drop=True)
 
 
 def simple_prepared(
-    train: pd.DataFrame, test: pd.DataFrame, id_column: str, sample_values: Mapping[str, Any], **extra_files: pd.DataFrame
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    id_column: str,
+    sample_values: Mapping[str, Any],
+    **extra_files: pd.DataFrame,
 ) -> Prepared:
     """Prepared data for targets that are plain columns of `test`; the sample submission holds constants."""
     targets = list(sample_values)

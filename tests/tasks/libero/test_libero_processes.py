@@ -34,9 +34,7 @@ def _kwargs(libero_assets: Path) -> dict[str, Any]:
     }
 
 
-def test_async_observations_equal_sync_observations_with_the_default_start_method(
-    libero_assets: Path, tmp_path: Path
-):
+def test_async_observations_equal_sync_observations_with_the_default_start_method(libero_assets: Path, tmp_path: Path):
     # A fresh interpreter: async forks its workers after making one env in the parent, which must not have rendered.
     code = f"""
         import gymnasium as gym, numpy as np, wmrl_envs

@@ -74,14 +74,16 @@ def write_frames(task: dict, sample: Path, answers: Path, rows: int = 8) -> None
 def write_mlebench_leaderboard(dojo_board: Path, out: Path) -> None:
     """Rewrite a real MLE-Dojo board in MLE-bench's leaderboard.csv columns."""
     board = pd.read_csv(dojo_board)
-    pd.DataFrame({
-        "scoreNullable": board["score"],
-        "teamId": range(len(board)),
-        "hasTeamName": True,
-        "submissionDate": "2022-01-01 00:00:00",
-        "score": board["score"],
-        "hasScore": True,
-    }).to_csv(out, index=False)
+    pd.DataFrame(
+        {
+            "scoreNullable": board["score"],
+            "teamId": range(len(board)),
+            "hasTeamName": True,
+            "submissionDate": "2022-01-01 00:00:00",
+            "score": board["score"],
+            "hasScore": True,
+        }
+    ).to_csv(out, index=False)
 
 
 def paper_split(reference_dir: Path) -> dict[str, str]:

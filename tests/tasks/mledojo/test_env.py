@@ -98,5 +98,10 @@ def test_bad_arguments_get_clear_errors(pool_root) -> None:
     with pytest.raises(ValueError, match="max_turns"):
         gym.make("WMRL-MLEDojo-v0", task=FAST_TASK, data_root=pool_root, max_turns=0)
     with pytest.raises(ValueError, match="executor"):
-        gym.make("WMRL-MLEDojo-v0", task=FAST_TASK, data_root=pool_root, executor="local",
-                 reward_source=RealExecution("local"))
+        gym.make(
+            "WMRL-MLEDojo-v0",
+            task=FAST_TASK,
+            data_root=pool_root,
+            executor="local",
+            reward_source=RealExecution("local"),
+        )

@@ -25,8 +25,14 @@ CATEGORIES = {
     "playground-series-s3e18": Category.BINARY,
     "spooky-author-identification": Category.MULTICLASS,
 }
-DOJO_SAMPLE = ("spaceship-titanic", "prudential-life-insurance-assessment", "demand-forecasting-kernels-only",
-               "leaf-classification", "mercedes-benz-greener-manufacturing", "GiveMeSomeCredit")
+DOJO_SAMPLE = (
+    "spaceship-titanic",
+    "prudential-life-insurance-assessment",
+    "demand-forecasting-kernels-only",
+    "leaf-classification",
+    "mercedes-benz-greener-manufacturing",
+    "GiveMeSomeCredit",
+)
 
 
 def assert_matches_task(comp, task: dict) -> None:
@@ -58,7 +64,11 @@ def test_mledojo_folder_can_be_given_as_its_data_dir(make_mledojo):
     built = make_mledojo("bike-sharing-demand")
     comp = read_competition(built.root / "data")
     assert (comp.id, comp.metric, comp.id_column, comp.target_columns) == (
-        "bike-sharing-demand", "rmsle", "datetime", ("count",))
+        "bike-sharing-demand",
+        "rmsle",
+        "datetime",
+        ("count",),
+    )
 
 
 @pytest.mark.parametrize("comp_id", MLEBENCH_IDS)
@@ -94,7 +104,9 @@ def test_mlebench_without_config_uses_the_only_private_csv(make_mlebench):
 def test_mlebench_without_config_and_several_private_csvs_asks_for_config(make_mlebench):
     built = make_mlebench("spooky-author-identification", with_config=False)
     (built.answers.parent / "gold_submission.csv").write_text("id,EAP\n1,0\n")
-    with pytest.raises(TaskFolderError, match=r"answers\.csv is missing.*name the file in config\.yaml \(dataset\.answers\)"):
+    with pytest.raises(
+        TaskFolderError, match=r"answers\.csv is missing.*name the file in config\.yaml \(dataset\.answers\)"
+    ):
         read_competition(built.root)
 
 
@@ -147,7 +159,11 @@ def test_unregistered_folder_reads_with_task_yaml_and_inferred_columns(make_mled
     (renamed / "task.yaml").write_text("metric: accuracy\nhigher_is_better: true\ncategory: binary\n")
     comp = read_competition(renamed)
     assert (comp.id, comp.id_column, comp.target_columns, comp.split) == (
-        "my-titanic", "PassengerId", ("Transported",), Split.TRAIN)
+        "my-titanic",
+        "PassengerId",
+        ("Transported",),
+        Split.TRAIN,
+    )
 
 
 # Error paths: each names the file and what to do.
@@ -156,8 +172,11 @@ def test_unregistered_folder_reads_with_task_yaml_and_inferred_columns(make_mled
 def test_unregistered_folder_without_task_yaml_prints_a_template(make_mledojo):
     built = make_mledojo("spaceship-titanic")
     renamed = built.root.rename(built.root.parent / "my-titanic")
-    with pytest.raises(TaskFolderError, match=r"(?s)'my-titanic' is not a registered competition.*"
-                                              r"id_column: PassengerId\ntarget_columns: \[Transported\]"):
+    with pytest.raises(
+        TaskFolderError,
+        match=r"(?s)'my-titanic' is not a registered competition.*"
+        r"id_column: PassengerId\ntarget_columns: \[Transported\]",
+    ):
         read_competition(renamed)
 
 
@@ -186,7 +205,11 @@ def test_unsupported_metric_says_what_to_write_in_task_yaml(make_mledojo):
         ("data/public/sample_submission.csv", "PassengerId\n1\n", r"has only the column\(s\) \['PassengerId'\]"),
         ("data/public/sample_submission.csv", "a,b\n1,2\n3,4,5,6\n", r"cannot be read as CSV.*re-export"),
         ("data/public/sample_submission.csv", "Id,Target\n1,0\n", r"expects id column 'PassengerId'.*task\.yaml"),
-        ("data/private/test_answer.csv", None, r"test_answer\.csv is missing: the grader needs the private test answers"),
+        (
+            "data/private/test_answer.csv",
+            None,
+            r"test_answer\.csv is missing: the grader needs the private test answers",
+        ),
         ("data/private/test_answer.csv", "", r"test_answer\.csv is empty"),
         ("data/private/private_leaderboard.csv", "rank,points\n1,0.9\n", r"has no 'score' column"),
         ("data/private/private_leaderboard.csv", "rank,score\n1,n/a\n2,x\n", r"holds no numbers"),
@@ -210,8 +233,11 @@ def test_leaderboard_ranked_the_wrong_way_contradicts_the_metadata(make_mledojo)
     board = built.root / "data" / "private" / "private_leaderboard.csv"
     frame = pd.read_csv(board)
     frame.assign(rank=frame["rank"].to_numpy()[::-1]).to_csv(board, index=False)
-    with pytest.raises(TaskFolderError, match=r"rewards higher scores, but 'new-york-city-taxi-fare-prediction' is set "
-                                              r"to higher_is_better: false"):
+    with pytest.raises(
+        TaskFolderError,
+        match=r"rewards higher scores, but 'new-york-city-taxi-fare-prediction' is set "
+        r"to higher_is_better: false",
+    ):
         read_competition(built.root)
 
 
@@ -225,8 +251,11 @@ def test_broken_mlebench_config_names_the_file(make_mlebench):
 def test_mlebench_config_pointing_at_a_missing_answers_file_says_where_it_looked(make_mlebench):
     built = make_mlebench("spaceship-titanic")
     built.answers.unlink()
-    with pytest.raises(TaskFolderError, match=r"dataset\.answers is 'spaceship-titanic/prepared/private/test\.csv', "
-                                              r"but no such file exists \(looked at"):
+    with pytest.raises(
+        TaskFolderError,
+        match=r"dataset\.answers is 'spaceship-titanic/prepared/private/test\.csv', "
+        r"but no such file exists \(looked at",
+    ):
         read_competition(built.root)
 
 

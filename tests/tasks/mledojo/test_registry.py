@@ -15,8 +15,21 @@ from wmrl_envs.competition import Category, Split
 # task.json spells two metrics differently from the grader's keys.
 TASK_JSON_TO_GRADER = {"mean_columnwise_rmsle": "mean_column_rmsle", "mean_columnwise_roc_auc": "mean_column_roc_auc"}
 GRADER_METRICS = {
-    "accuracy", "roc_auc", "mean_column_roc_auc", "log_loss", "multiclass_log_loss", "rmse", "rmsle",
-    "mean_column_rmsle", "r2", "mae", "quadratic_weighted_kappa", "normalized_gini", "smape", "f1", "f1_macro",
+    "accuracy",
+    "roc_auc",
+    "mean_column_roc_auc",
+    "log_loss",
+    "multiclass_log_loss",
+    "rmse",
+    "rmsle",
+    "mean_column_rmsle",
+    "r2",
+    "mae",
+    "quadratic_weighted_kappa",
+    "normalized_gini",
+    "smape",
+    "f1",
+    "f1_macro",
     "map_at_k",
 }
 

@@ -61,7 +61,10 @@ def test_task_yaml_round_trips_every_field(tmp_path_factory: pytest.TempPathFact
         ("metric: auc\n", r"key 'metric': 'auc' is not a metric wmrl can grade; use one of: accuracy, f1"),
         ("metric: unsupported:kendall_tau\n", r"key 'metric'.*use one of"),
         ("higher_is_better: 'yes'\n", r"key 'higher_is_better': expected true or false, got 'yes'"),
-        ("category: ranking\n", r"key 'category': 'ranking' is not allowed; use one of: binary, multiclass, regression, other"),
+        (
+            "category: ranking\n",
+            r"key 'category': 'ranking' is not allowed; use one of: binary, multiclass, regression, other",
+        ),
         ("split: test\n", r"key 'split': 'test' is not allowed; use one of: train, held-out"),
         ("target_columns: price\n", r"key 'target_columns': expected a non-empty list of column names"),
         ("target_columns: [a, a]\n", r"key 'target_columns': columns listed twice: a"),
@@ -134,8 +137,11 @@ def test_unfilled_template_says_which_key_is_blank(tmp_path: Path):
 def test_unregistered_task_yaml_must_set_metric_direction_and_category(tmp_path: Path):
     folder = tmp_path / "new-comp"
     write(folder, "metric: mae\n")
-    with pytest.raises(TaskYamlError, match=r"'new-comp' is not in the registry, so these keys are required: "
-                                            r"higher_is_better, category"):
+    with pytest.raises(
+        TaskYamlError,
+        match=r"'new-comp' is not in the registry, so these keys are required: "
+        r"higher_is_better, category",
+    ):
         resolve_metadata(folder, "new-comp")
 
 
@@ -156,6 +162,7 @@ def test_task_yaml_can_stand_in_a_gradable_metric_for_an_unsupported_one(tmp_pat
 
 
 def test_dumped_yaml_is_plain_yaml(tmp_path: Path):
-    meta = CompetitionMetadata(id="x", metric="map_at_k", higher_is_better=True, category=Category.OTHER,
-                               metric_kwargs={"k": 5})
+    meta = CompetitionMetadata(
+        id="x", metric="map_at_k", higher_is_better=True, category=Category.OTHER, metric_kwargs={"k": 5}
+    )
     assert yaml.safe_load(dump_task_yaml(meta))["metric_kwargs"] == {"k": 5}

@@ -96,8 +96,7 @@ def test_column_problem_accepts_any_order_and_names_each_side():
 
 @settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    data=st.binary(max_size=2_000)
-    | st.text(alphabet='id,target\n\r"0123456789.e-x\x00 ', max_size=400).map(str.encode)
+    data=st.binary(max_size=2_000) | st.text(alphabet='id,target\n\r"0123456789.e-x\x00 ', max_size=400).map(str.encode)
 )
 def test_any_bytes_give_a_frame_or_a_reason(tmp_path, data):
     path = write(tmp_path, data)

@@ -255,7 +255,11 @@ def test_a_model_that_submits_through_trl_gets_its_best_turn_as_the_reward(
         return [None] * len(completions)
 
     config = tiny_grpo_config(
-        tmp_path / "out", per_device_train_batch_size=2, num_generations=2, max_completion_length=1024, max_steps=1,
+        tmp_path / "out",
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=1024,
+        max_steps=1,
         temperature=0.2,  # the tiny model's policy is sharp but not certain: sample near its mode
     )
     trainer = trl.GRPOTrainer(

@@ -65,10 +65,15 @@ def test_completions_of_one_prompt_form_one_weighted_group() -> None:
         func, prompts, completions, ["toy"] * 6, log_metric=metrics.__setitem__, log_extra=extra.__setitem__
     )
     sources = extra["wmrl_group_source"]
-    assert sources[:3] == [sources[0]] * 3 and sources[3:] == [sources[3]] * 3 and {sources[0], sources[3]} == {
-        "anchor",
-        "world_model",
-    }
+    assert (
+        sources[:3] == [sources[0]] * 3
+        and sources[3:] == [sources[3]] * 3
+        and {sources[0], sources[3]}
+        == {
+            "anchor",
+            "world_model",
+        }
+    )
     anchor_weight = corrected.diagnostics()["weighter"]["anchor_weight"]  # nothing measured yet: the maximum, 4
     assert rewards[2] == 0.0, "a reply without parsable code is a real 0, not sent to the sources"
     scores = [len(c) / 100 if source == "anchor" else 0.5 for c, source in zip(completions, sources)]
@@ -187,7 +192,10 @@ def test_logs_carry_the_unweighted_mean_beside_the_weighted_rewards() -> None:
     corrected = Corrected(LengthReal(), WorldModel(Fixed()))
     metrics: dict = {}
     rewards = _call(
-        trl_reward_func(corrected, {"toy": TOY}), ["p"] * 2, ["x = 1", "x = 22"], ["toy"] * 2,
+        trl_reward_func(corrected, {"toy": TOY}),
+        ["p"] * 2,
+        ["x = 1", "x = 22"],
+        ["toy"] * 2,
         log_metric=metrics.__setitem__,
     )
     assert metrics["wmrl/unweighted_reward_mean"] == pytest.approx((0.05 + 0.06) / 2)

@@ -46,7 +46,12 @@ def test_a_real_solution_earns_its_real_position(competitions) -> None:
 
 def test_unparsable_and_unscored_samples_are_told_apart(competitions) -> None:
     compute_score = make_compute_score(WorldModel(Fixed()), competitions)
-    assert compute_score("wmrl/mledojo", "def broken(:", TASK) == {"score": 0.0, "scored": 1.0, "weight": 1.0, "scale": 1.0}
+    assert compute_score("wmrl/mledojo", "def broken(:", TASK) == {
+        "score": 0.0,
+        "scored": 1.0,
+        "weight": 1.0,
+        "scale": 1.0,
+    }
     assert compute_score("wmrl/mledojo", "# refuse\nx = 1", None, {"task": TASK})["scored"] == 0.0
     assert compute_score("wmrl/mledojo", "x = 1", TASK)["score"] == 0.5
     with pytest.raises(KeyError, match="unknown task 'nope'"):

@@ -13,7 +13,17 @@ from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool, get_spec
 from wmrl_tasks.mledojo.pool.build import STAMP_FILE, default_root
 
 SMALL = ["credit-scoring-f1", "leaf-species-flavia"]
-TASK_KEYS = {"id", "title", "metric", "higher_is_better", "category", "id_column", "target_columns", "metric_kwargs", "split"}
+TASK_KEYS = {
+    "id",
+    "title",
+    "metric",
+    "higher_is_better",
+    "category",
+    "id_column",
+    "target_columns",
+    "metric_kwargs",
+    "split",
+}
 
 
 def _files(root: Path) -> dict[str, bytes]:

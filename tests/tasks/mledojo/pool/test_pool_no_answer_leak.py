@@ -29,7 +29,9 @@ def _public_by_date(folder: Path, id_column: str) -> pd.DataFrame:
     both = pd.concat(frames, ignore_index=True)
     both[id_column] = pd.to_datetime(both[id_column])
     numeric = both.set_index(id_column).select_dtypes("number")
-    return numeric.reindex(pd.date_range(numeric.index.min(), numeric.index.max() + pd.Timedelta(days=MAX_SHIFT), freq="D"))
+    return numeric.reindex(
+        pd.date_range(numeric.index.min(), numeric.index.max() + pd.Timedelta(days=MAX_SHIFT), freq="D")
+    )
 
 
 MIN_CORRELATION_DAYS = 100  # a handful of aligned days correlate by season alone
@@ -39,7 +41,9 @@ MIN_CORRELATION_DAYS = 100  # a handful of aligned days correlate by season alon
 def test_no_public_column_is_a_shifted_copy_of_a_test_answer(pool_root: Path, competition_id: str) -> None:
     worst_match, worst_corr = leak_report(pool_root / competition_id)
     assert worst_match[0] < 0.05, f"{worst_match[0]:.1%} of the test answers are readable from {worst_match[1]}"
-    assert worst_corr[0] < 0.99, f"correlation {worst_corr[0]:.4f} between a public column and an answer: {worst_corr[1]}"
+    assert worst_corr[0] < 0.99, (
+        f"correlation {worst_corr[0]:.4f} between a public column and an answer: {worst_corr[1]}"
+    )
 
 
 def leak_report(folder: Path) -> tuple[tuple[float, str], tuple[float, str]]:
@@ -98,6 +102,6 @@ def test_no_public_test_column_equals_an_answer_column(pool_root: Path, competit
         for column in test.select_dtypes("number").columns:
             if column == task["id_column"]:
                 continue
-            assert not np.isclose(test[column].to_numpy(float), truth.to_numpy(float), rtol=0, atol=1e-9).mean() > 0.2, (
-                f"{competition_id}: test column {column} repeats the answer {target}"
-            )
+            assert (
+                not np.isclose(test[column].to_numpy(float), truth.to_numpy(float), rtol=0, atol=1e-9).mean() > 0.2
+            ), f"{competition_id}: test column {column} repeats the answer {target}"

@@ -36,7 +36,15 @@ def test_public_files_never_hold_the_answers(pool_root: Path, competition_id: st
 @pytest.mark.parametrize("competition_id", POOL_IDS)
 def test_description_names_the_metric_files_and_licence(pool_root: Path, competition_id: str) -> None:
     text = (pool_root / competition_id / "data" / "public" / "description.txt").read_text()
-    for section in ("## Overview", "## Evaluation", "## Submission File", "## Dataset Description", "## Source and licence"):
+    for section in (
+        "## Overview",
+        "## Evaluation",
+        "## Submission File",
+        "## Dataset Description",
+        "## Source and licence",
+    ):
         assert section in text
-    sample_header = (pool_root / competition_id / "data" / "public" / "sample_submission.csv").read_text().splitlines()[0]
+    sample_header = (
+        (pool_root / competition_id / "data" / "public" / "sample_submission.csv").read_text().splitlines()[0]
+    )
     assert sample_header.split(",")[0] in text
