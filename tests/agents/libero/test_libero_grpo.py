@@ -77,6 +77,7 @@ def test_one_corrected_grpo_step_scores_episodes_by_success_and_progress_and_mov
     assert rewards["trajectories"] == 4 and rewards["mean_steps"] == 4
     assert rewards["success_rate"] is not None and rewards["real_scored"] >= 2
     assert rewards["world_model_scored"] >= 2
+    assert 0 < rewards["simulation_s"] < record["compute"]["step"]["step_s"]
     assert record["corrections"]["step"] == 0
     anchor_rewards = [r for g in record["groups"] if g["source"] == "anchor" for r in g["rewards"]]
     assert set(anchor_rewards) <= {0.0, 1.0}
