@@ -35,6 +35,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument("--image-size", type=int, default=32, help="camera size in pixels (default: 32)")
     cmd.add_argument("--eval-init-states", default="16-23", help="held-out initial states, 'A-B' or a list (16-49)")
     cmd.add_argument("--parallel-envs", type=int, default=4, help="simulators stepped in lockstep (default: 4)")
+    cmd.add_argument("--workers", type=int, default=1, help="trainings run at once, in fresh processes (default: 1)")
     cmd.add_argument("--assets-dir", default=None, help="LIBERO's asset folder (default: $WMRL_LIBERO_ASSETS)")
     cmd.add_argument("--run-dir", type=Path, default=Path("runs/libero-compare"), help="training runs go here")
     cmd.add_argument("--out-dir", type=Path, default=Path("leaderboards"), help="where the JSON and PNG go")
@@ -76,7 +77,7 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
             f"success checks {point['success_checks']}, sim {point['simulation_s']:.1f} s"
         )
 
-    report = run_libero_compare(settings, args.run_dir, on_step=show)
+    report = run_libero_compare(settings, args.run_dir, workers=args.workers, on_step=show)
     name = args.name or f"{args.suite}-t{'-'.join(map(str, task_ids))}"
     json_path, png_path = write_libero_compare(report, args.out_dir, name)
     console.table(f"GRPO on {args.suite} three ways (lite assets)", table_rows(report))

@@ -124,21 +124,61 @@ def warm_started_policy(warm_start: str | Path) -> TinyVLAPolicy:
 
 
 def run_libero_compare(
-    settings: LiberoCompareSettings, run_dir: Path, *, on_step: Callable[[str, int, dict[str, Any]], None] | None = None
+    settings: LiberoCompareSettings,
+    run_dir: Path,
+    *,
+    workers: int = 1,
+    on_step: Callable[[str, int, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Train every method with every seed, evaluate each result and the warm start; the comparison as a dict."""
+    """Train every method with every seed, evaluate each result and the warm start; the comparison as a dict.
+
+    `workers` > 1 runs that many trainings at once in fresh (spawned) processes, each with its own simulators
+    (rendering does not survive a fork); `on_step` is then called with every step of a run once the run is done.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
     began = time.perf_counter()
-    initial = _evaluate(warm_started_policy(settings.warm_start), settings, "warm start")
+    jobs = [(method, seed) for method in settings.methods for seed in settings.seeds]
+    if workers == 1:
+        initial = _evaluate_warm_start(settings)
+        runs = [_train(m, s, settings, run_dir / f"{m}-seed{s}", on_step) for m, s in jobs]
+    else:
+        initial, runs = _in_processes(settings, run_dir, jobs, workers, on_step)
     methods: dict[str, Any] = {}
-    for method in settings.methods:
-        runs = [_train(method, seed, settings, run_dir / f"{method}-seed{seed}", on_step) for seed in settings.seeds]
-        methods[method] = {"reward": METHODS[method], "runs": runs}
+    for (method, _), run in zip(jobs, runs, strict=True):
+        methods.setdefault(method, {"reward": METHODS[method], "runs": []})["runs"].append(run)
     return {
         "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(settings).items()},
         "initial": initial,
         "methods": methods,
         "elapsed_s": round(time.perf_counter() - began, 1),
     }
+
+
+def _in_processes(
+    settings: LiberoCompareSettings,
+    run_dir: Path,
+    jobs: list[tuple[str, int]],
+    workers: int,
+    on_step: Callable[[str, int, dict[str, Any]], None] | None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The warm start's evaluation and every (method, seed) run, `workers` at a time in spawned processes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        initial = pool.submit(_evaluate_warm_start, settings)
+        futures = [pool.submit(_train, m, s, settings, run_dir / f"{m}-seed{s}", None) for m, s in jobs]
+        runs = []
+        for (method, seed), future in zip(jobs, futures, strict=True):
+            runs.append(future.result())
+            for point in runs[-1]["curve"] if on_step is not None else ():
+                on_step(method, seed, point)
+        return initial.result(), runs
+
+
+def _evaluate_warm_start(settings: LiberoCompareSettings) -> dict[str, Any]:
+    return _evaluate(warm_started_policy(settings.warm_start), settings, "warm start")
 
 
 def _train(
