@@ -33,7 +33,8 @@ def test_the_three_methods_start_alike_and_differ_only_in_what_their_reward_chec
     warm, progress = warm_start_and_progress
     args = ["libero-compare", "--warm-start", str(warm), "--progress-model", str(progress), "--tasks", "2"]
     args += ["--seeds", "0", "--steps", "1", "--groups", "2", "--group-size", "2", "--horizon", "3"]
-    args += ["--eval-init-states", "16-17", "--parallel-envs", "2", "--workers", "2", "--assets-dir", str(libero_assets)]
+    args += ["--eval-init-states", "16-17", "--parallel-envs", "2", "--workers", "2"]
+    args += ["--assets-dir", str(libero_assets)]
     args += ["--run-dir", str(tmp_path / "runs"), "--out-dir", str(tmp_path / "boards"), "--name", "t"]
     assert main(args) == 0
     report = json.loads((tmp_path / "boards" / "libero-compare-t.json").read_text())
