@@ -9,7 +9,7 @@ any `VLAPolicy`:
    there (`encode_observation`) and the bins of the demonstrated action under the
    policy's own tokenizer (`tokenizer.encode`), so the targets are exactly the
    tokens the policy would have to sample;
-2. each minibatch of steps, grouped by demonstration into `ActionTrajectory` samples,
+2. each minibatch of steps, grouped by instruction into `ActionTrajectory` samples,
    is scored by the policy's own `score_tokens`, the function GRPO's update calls,
    so warm start and RL optimise one likelihood;
 3. the loss is the mean negative log-likelihood per action token, minimised with
@@ -195,16 +195,22 @@ def _step_index(steps: DemoSteps) -> np.ndarray:
 def _batch_logprobs(
     policy: VLAPolicy, steps: DemoSteps, rows: np.ndarray, augment: Callable[[Any], Any] | None = None
 ) -> torch.Tensor:
-    """Flat log-probabilities of the demonstrated bins of `rows`, scored as one sample per demonstration."""
+    """Flat log-probabilities of the demonstrated bins of `rows`, scored as one sample per instruction.
+
+    A step's action depends only on its own inputs and the instruction, so the steps of every demonstration of one
+    task can share one sample: a batch costs one forward pass per task rather than one per demonstration.
+    """
     episodes: list[Episode] = []
     samples: list[Sample] = []
-    for demo in np.unique(rows[:, 0]):
-        picked = rows[rows[:, 0] == demo, 1]
-        instruction = steps.instructions[demo]
-        inputs = [steps.inputs[demo][t] for t in picked]
+    instructions = np.asarray([steps.instructions[d] for d in rows[:, 0]], dtype=object)
+    for instruction in dict.fromkeys(instructions.tolist()):
+        picked = rows[instructions == instruction]
+        inputs = [steps.inputs[d][t] for d, t in picked]
         if augment is not None:
             inputs = [augment(step) for step in inputs]
-        trajectory = ActionTrajectory(inputs, steps.tokens[demo][picked])
+        tokens = np.stack([steps.tokens[d][t] for d, t in picked])
         episodes.append(Episode(None, instruction))
-        samples.append(Sample(text=instruction, code=None, tokens=trajectory, old_logprobs=torch.zeros(0)))
+        samples.append(
+            Sample(text=instruction, code=None, tokens=ActionTrajectory(inputs, tokens), old_logprobs=torch.zeros(0))
+        )
     return torch.cat([s.logprobs.reshape(-1) for s in policy.score_tokens(episodes, samples)])
