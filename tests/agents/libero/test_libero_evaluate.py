@@ -66,6 +66,7 @@ def test_leaderboard_files_share_the_code_benchmarks_columns(result, tmp_path: P
     data = json.loads(paths["json"].read_text())
     assert data["tasks"][0]["per_state"].keys() == {"0", "3"}
     assert "| libero_spatial/0 |" in paths["md"].read_text()
+    assert "Progress model on these 4 episodes" in paths["md"].read_text()
     with pytest.raises(ValueError, match="plain file name"):
         write_libero_leaderboard(result, tmp_path, name="../escape")
 
