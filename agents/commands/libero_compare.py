@@ -73,7 +73,7 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
 
     def show(method: str, seed: int, point: dict) -> None:
         console.note(
-            f"{method} seed {seed} step {point['step'] + 1}: train success {point['success_rate']:.3f}, "
+            f"{method} seed {seed} step {point['step']}: train success {point['success_rate']:.3f}, "
             f"success checks {point['success_checks']}, sim {point['simulation_s']:.1f} s"
         )
 

@@ -86,7 +86,7 @@ def _write_plot(report: dict[str, Any], path: Path) -> Path:
     initial = report["initial"]
     for method, entry in report["methods"].items():
         runs = entry["runs"]
-        steps = [p["step"] + 1 for p in runs[0]["curve"]]
+        steps = [p["step"] for p in runs[0]["curve"]]  # the trainer counts steps from 1
         per_step = [[r["curve"][i]["success_rate"] for r in runs] for i in range(len(steps))]
         line = left.plot(steps, [_mean(v) for v in per_step], marker="o", label=method)
         left.fill_between(
@@ -99,6 +99,7 @@ def _write_plot(report: dict[str, Any], path: Path) -> Path:
         right.errorbar([checks], [rate], yerr=[[rate - low], [high - rate]], marker="o", capsize=4, label=method)
     right.axhline(initial["success_rate"], color="grey", linestyle="--", label="warm start")
     settings = report["settings"]
+    left.set_xticks([p["step"] for p in next(iter(report["methods"].values()))["runs"][0]["curve"]])
     left.set_xlabel("GRPO step")
     left.set_ylabel("success rate of the training episodes (simulator's verdict)")
     left.set_title(f"{settings['suite']} tasks {settings['task_ids']}, seeds {settings['seeds']} (band: min-max)")

@@ -45,6 +45,7 @@ def test_the_three_methods_start_alike_and_differ_only_in_what_their_reward_chec
     first = {method: run["curve"][0] for method, run in runs.items()}
     assert len({p["success_rate"] for p in first.values()}) == 1
     assert all(run["episodes"] == 4 and run["simulation_s"] > 0 for run in runs.values())
+    assert all([p["step"] for p in run["curve"]] == [1] for run in runs.values())  # steps count from 1
     assert runs["real"]["success_checks"] == 4 and runs["world_model"]["success_checks"] == 0
     assert runs["wmrl"]["success_checks"] == 2  # one anchor group of two episodes
     assert report["initial"]["episodes"] == 2 and all(run["held_out"]["episodes"] == 2 for run in runs.values())
