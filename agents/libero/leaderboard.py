@@ -98,9 +98,9 @@ def _markdown(result: LiberoEvalResult) -> str:
     ranking = result.progress_ranking()
     if ranking is not None:
         auc, rho = (None if v is None else round(v, 3) for v in (ranking["auc"], ranking["spearman"]))
-        lines += [
-            "",
+        note = (
             f"Progress model on these {ranking['episodes']} episodes ({ranking['successes']} successes): AUC of "
-            f"success {auc}, Spearman {rho} (None: undefined, one class only or constant scores).",
-        ]
+            f"success {auc}, Spearman {rho} (None: undefined, one class only or constant scores)."
+        )
+        lines += ["", note]
     return "\n".join([*lines, ""])
