@@ -41,6 +41,12 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument("--assets-dir", default=None, help="LIBERO's asset folder (default: $WMRL_LIBERO_ASSETS)")
     cmd.add_argument("--out-dir", type=Path, default=Path("leaderboards"), help="where the files go")
     cmd.add_argument("--name", default=None, help="file name stem (default: libero-<policy>-<suite>-k<K>)")
+    cmd.add_argument(
+        "--progress",
+        default=None,
+        help="also score every episode with this progress model (a `wmrl libero-progress` file, or a "
+        "tiny-progress:/progress-http: spec) and report its ranking quality: AUC of success, Spearman",
+    )
     cmd.add_argument("--json", action="store_true", help="print the result as JSON instead of a table")
     cmd.set_defaults(func=run_libero_eval)
 
@@ -49,11 +55,13 @@ def run_libero_eval(args: argparse.Namespace) -> int:
     """Build the policy, evaluate it, print the table and write the leaderboard files."""
     from wmrl_agents.libero.evaluate import evaluate_vla
     from wmrl_agents.libero.leaderboard import write_libero_leaderboard
+    from wmrl_agents.libero.sources import build_progress_model
     from wmrl_tasks.libero.suites import TASKS_PER_SUITE, parse_task_ids
 
     from wmrl_envs import console
 
     policy = _policy(args.policy, args.seed)
+    progress = None if args.progress is None else build_progress_model(_progress_spec(args.progress))
     task_ids = parse_task_ids(args.tasks, TASKS_PER_SUITE[args.suite])
     result = evaluate_vla(
         policy,
@@ -69,6 +77,7 @@ def run_libero_eval(args: argparse.Namespace) -> int:
         parallel_envs=args.parallel_envs,
         assets_dir=args.assets_dir,
         command=shlex.join(["wmrl", *sys.argv[1:]]),
+        progress=progress,
     )
     paths = write_libero_leaderboard(result, args.out_dir, args.name)
     if args.json:
@@ -79,8 +88,20 @@ def run_libero_eval(args: argparse.Namespace) -> int:
         for t in result.tasks
     ]
     console.table(f"{args.policy} on {args.suite}: success rate avg@{args.k} = {result.avg_at_k:.3f}", rows)
+    ranking = result.progress_ranking()
+    if ranking is not None:
+        console.table(f"progress model {args.progress}: ranking of success over these episodes", [ranking])
     console.note("files: " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _progress_spec(text: str) -> str:
+    """A world-model spec from --progress: specs pass through, a bare path is a tiny-progress file."""
+    if text.startswith(("tiny-progress:", "progress-http:")):
+        return text
+    if not Path(text).expanduser().is_file():
+        raise FileNotFoundError(f"--progress {text!r} is not a file; fit one with `wmrl libero-progress --out FILE`")
+    return f"tiny-progress:{Path(text).expanduser()}"
 
 
 def _policy(spec: str, seed: int) -> Any:

@@ -39,6 +39,12 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     sft.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate (default: 1e-3)")
     sft.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default: 0)")
     sft.add_argument("--seed", type=int, default=0, help="seed of the policy's initial weights and the step order")
+    sft.add_argument(
+        "--shift-pixels",
+        type=int,
+        default=0,
+        help="shift each training image by up to N pixels, a fresh shift every epoch (default: 0, none)",
+    )
     sft.add_argument("--out", type=Path, required=True, help="output folder (checkpoints/, sft.json)")
     sft.add_argument("--json", action="store_true", help="print the summary as JSON")
     sft.set_defaults(func=_cmd_sft)
@@ -60,6 +66,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
         learning_rate=args.lr,
         weight_decay=args.weight_decay,
         seed=args.seed,
+        shift_pixels=args.shift_pixels,
     )
     policy = make_policy(
         args.policy, seed=args.seed, options=read_options_file(args.policy_options, "--policy-options")

@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 import torch
 from wmrl_agents.policies.vla.base import VLAPolicy
+from wmrl_tasks.libero.progress import ProgressPredictor
 
-from .episodes import EpisodeStart, make_envs, run_episodes
+from .episodes import EpisodeStart, VLAEpisode, make_envs, run_episodes
+from .progress_quality import progress_ranking
 
 __all__ = ["LiberoEvalMeta", "LiberoEvalResult", "LiberoTaskResult", "evaluate_vla"]
 
@@ -43,11 +45,16 @@ class LiberoTaskResult:
     simulation_s: float
     per_state: dict[int, int]
     """Successes per initial state (out of K)."""
+    progress: tuple[tuple[float, bool], ...] = ()
+    """(predicted progress, success) per episode the progress model scored (empty without one)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe fields (state keys as strings)."""
+        """JSON-safe fields (state keys as strings; the progress pairs as their ranking quality)."""
         data = asdict(self)
         data["per_state"] = {str(k): v for k, v in self.per_state.items()}
+        data.pop("progress")
+        if self.progress:
+            data["progress_ranking"] = progress_ranking(*zip(*self.progress, strict=True))
         return data
 
 
@@ -87,14 +94,23 @@ class LiberoEvalResult:
         """Share of initial states solved at least once, averaged over the tasks."""
         return float(np.mean([t.best_of_k for t in self.tasks]))
 
+    def progress_ranking(self) -> dict[str, Any] | None:
+        """The progress model's ranking quality over every task's episodes pooled; None without a progress model."""
+        pairs = [pair for task in self.tasks for pair in task.progress]
+        return progress_ranking(*zip(*pairs, strict=True)) if pairs else None
+
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-safe."""
-        return {
+        data = {
             "meta": asdict(self.meta),
             "avg_at_k": round(self.avg_at_k, 6),
             "best_of_k": round(self.best_of_k, 6),
             "tasks": [t.to_dict() for t in self.tasks],
         }
+        ranking = self.progress_ranking()
+        if ranking is not None:
+            data["progress_ranking"] = ranking
+        return data
 
 
 def evaluate_vla(
@@ -113,8 +129,13 @@ def evaluate_vla(
     parallel_envs: int = 8,
     assets_dir: str | None = None,
     command: str | None = None,
+    progress: ProgressPredictor | None = None,
 ) -> LiberoEvalResult:
-    """Run `policy` K times from each initial state of every task in `task_ids` and report success rates."""
+    """Run `policy` K times from each initial state of every task in `task_ids` and report success rates.
+
+    With a `progress` model every episode is also scored by it as GRPO's world-model reward would be, and the
+    result reports how well those scores rank success (`progress_ranking`).
+    """
     from wmrl_tasks.libero.suites import EPISODE_LIMITS, N_INIT_STATES, select_init_states
 
     from wmrl_envs import __version__
@@ -139,7 +160,7 @@ def evaluate_vla(
             assets_dir=assets_dir,
         )
         try:
-            tasks.append(_evaluate_task(policy, envs, task_id, states, k, seed, temperature))
+            tasks.append(_evaluate_task(policy, envs, task_id, states, k, seed, temperature, progress))
         finally:
             for env in envs:
                 env.close()
@@ -162,18 +183,29 @@ def evaluate_vla(
 
 
 def _evaluate_task(
-    policy: VLAPolicy, envs: list, task_id: int, states: Sequence[int], k: int, seed: int, temperature: float
+    policy: VLAPolicy,
+    envs: list,
+    task_id: int,
+    states: Sequence[int],
+    k: int,
+    seed: int,
+    temperature: float,
+    progress: ProgressPredictor | None,
 ) -> LiberoTaskResult:
     per_state = {int(s): 0 for s in states}
     steps, simulation_s, instruction, task = [], 0.0, "", ""
+    scored: list[tuple[float, bool]] = []
     for attempt in range(k):
         for wave_index, first in enumerate(range(0, len(states), len(envs))):
             wave = states[first : first + len(envs)]
             starts = [EpisodeStart(int(s), _seed(seed, task_id, int(s), attempt)) for s in wave]
             generator = torch.Generator().manual_seed(_seed(seed, task_id, attempt, wave_index))
-            for episode in run_episodes(
+            episodes = run_episodes(
                 policy, envs, starts, temperature=temperature, generator=generator, keep_choices=False
-            ):
+            )
+            if progress is not None:
+                scored += _progress_pairs(progress, episodes)
+            for episode in episodes:
                 per_state[int(episode.rollout.init_state)] += int(episode.success)
                 steps.append(episode.rollout.steps)
                 simulation_s += episode.simulation_s + episode.policy_s
@@ -190,7 +222,16 @@ def _evaluate_task(
         mean_steps=float(np.mean(steps)),
         simulation_s=round(simulation_s, 3),
         per_state=per_state,
+        progress=tuple(scored),
     )
+
+
+def _progress_pairs(progress: ProgressPredictor, episodes: Sequence[VLAEpisode]) -> list[tuple[float, bool]]:
+    """(predicted progress, success) of every episode the model scored, through GRPO's own world-model source."""
+    from wmrl_tasks.libero.rewards import ProgressWorldModel
+
+    scores = ProgressWorldModel(progress).score([e.rollout for e in episodes])
+    return [(s.value, e.success) for s, e in zip(scores, episodes, strict=True) if s is not None]
 
 
 def _seed(*parts: int) -> int:

@@ -94,4 +94,13 @@ def _markdown(result: LiberoEvalResult) -> str:
         }
     )
     lines += ["", "Success rate: share of episodes the simulator judged successful; suite mean over tasks.", ""]
-    return "\n".join([*lines, *markdown_table(table), ""])
+    lines += markdown_table(table)
+    ranking = result.progress_ranking()
+    if ranking is not None:
+        auc, rho = (None if v is None else round(v, 3) for v in (ranking["auc"], ranking["spearman"]))
+        note = (
+            f"Progress model on these {ranking['episodes']} episodes ({ranking['successes']} successes): AUC of "
+            f"success {auc}, Spearman {rho} (None: undefined, one class only or constant scores)."
+        )
+        lines += ["", note]
+    return "\n".join([*lines, ""])

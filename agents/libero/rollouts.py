@@ -18,6 +18,7 @@ which is how a world-model or WMRL run is audited.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -38,11 +39,15 @@ __all__ = ["LiberoRollouts", "LiberoStepRollouts", "episode_trajectory"]
 _SEED_RANGE = 2**31 - 1
 
 
+@dataclass
 class LiberoStepRollouts(StepRollouts):
-    """A LIBERO step's groups; the summary adds the simulator's success rate and episode lengths."""
+    """A LIBERO step's groups; the summary adds the simulator's success rate, episode lengths and seconds."""
+
+    simulation_s: float = 0.0
+    """Seconds the simulators spent resetting and stepping this step's episodes (policy time excluded)."""
 
     def summary(self) -> dict[str, Any]:
-        """Rewards by source, the true success rate of every episode, and episode lengths."""
+        """Rewards by source, the true success rate of every episode, episode lengths and simulation seconds."""
         trajectories = [t for group in self.groups for t in group]
         rewards = [t.reward for t in trajectories if t.reward is not None]
         scores = [s for t in trajectories for s in t.scores if s is not None]
@@ -58,6 +63,7 @@ class LiberoStepRollouts(StepRollouts):
             "trajectories": len(trajectories),
             "excluded": len(trajectories) - len(rewards),
             "mean_steps": _mean([float(n) for n in steps]),
+            "simulation_s": round(self.simulation_s, 3),
         }
 
 
@@ -120,9 +126,10 @@ class LiberoRollouts:
         ]
         labels = scored.labels
         generation_s = sum(e.policy_s for group in episodes for e in group)
+        simulation_s = sum(e.simulation_s for group in episodes for e in group)
         tasks = [f"{self.settings.suite}/{task_id}@{init_state}" for task_id, init_state, _ in plan]
         diagnostics = [scored.diagnostics] if scored.diagnostics else []
-        return LiberoStepRollouts(groups, group_scores, labels, diagnostics, generation_s, tasks)
+        return LiberoStepRollouts(groups, group_scores, labels, diagnostics, generation_s, tasks, simulation_s)
 
     def max_tokens(self, policy: VLAPolicy) -> int | None:
         """Seven action tokens per step, up to the horizon."""

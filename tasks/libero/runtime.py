@@ -5,7 +5,8 @@ module prevents each before the import happens:
 
 - it asks on stdin for a config path when ``$LIBERO_CONFIG_PATH/config.yaml`` is
   missing (an EOFError under CI): wmrl writes that file first, into a folder it
-  owns unless the user chose one;
+  owns per libero install (rewritten when its paths went stale) unless the user
+  chose one;
 - it downloads the scene assets from a hub: wmrl points it at a configured folder
   (`wmrl_tasks.libero.assets`);
 - rendering needs an off-screen OpenGL backend, and robosuite picks it once, at
@@ -19,6 +20,7 @@ breaks robosuite 1.4 when an env is created).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -180,24 +182,38 @@ def _rendering_error(err: BaseException) -> RenderingUnavailable:
 def write_libero_config(assets_dir: Path) -> Path:
     """Make sure libero's ``config.yaml`` exists so its import never prompts; return the config folder.
 
-    An existing ``$LIBERO_CONFIG_PATH/config.yaml`` is left alone. Otherwise the file is written (atomically) into
-    ``$LIBERO_CONFIG_PATH`` when set, else into wmrl's own ``$WMRL_CACHE_DIR/libero`` (default
-    ``~/.cache/wmrl/libero``), which ``LIBERO_CONFIG_PATH`` then points at.
+    A user's own ``$LIBERO_CONFIG_PATH/config.yaml`` is left alone (written there only when missing). Without
+    ``LIBERO_CONFIG_PATH``, wmrl keeps one config per libero install in ``$WMRL_CACHE_DIR/libero/install-<hash>``
+    (default cache ``~/.cache/wmrl``), keyed by the installed package's folder, and rewrites it whenever its paths
+    are not this install's and these assets (a recreated venv or another asset folder), so a stale file never
+    points libero at a package that is gone.
     """
+    paths = _default_paths(assets_dir)
+    owned = _wmrl_config_dir(paths["benchmark_root"])
     chosen = os.environ.get("LIBERO_CONFIG_PATH", "").strip()
-    folder = Path(chosen).expanduser() if chosen else _wmrl_config_dir()
+    folder = Path(chosen).expanduser() if chosen else owned
     config = folder / "config.yaml"
-    if not config.is_file():
+    if not config.is_file() or (folder == owned and _read_config(config) != paths):
         folder.mkdir(parents=True, exist_ok=True)
-        _write_atomically(config, yaml.safe_dump(_default_paths(assets_dir), sort_keys=True))
+        _write_atomically(config, yaml.safe_dump(paths, sort_keys=True))
     os.environ["LIBERO_CONFIG_PATH"] = str(folder)
     return folder
 
 
-def _wmrl_config_dir() -> Path:
+def _wmrl_config_dir(benchmark_root: str) -> Path:
+    """wmrl's config folder for the libero package installed at `benchmark_root` (one per install)."""
     base = os.environ.get("WMRL_CACHE_DIR")
     cache = Path(base).expanduser() if base else Path.home() / ".cache" / "wmrl"
-    return cache / "libero"
+    digest = hashlib.sha256(benchmark_root.encode("utf-8")).hexdigest()[:12]
+    return cache / "libero" / f"install-{digest}"
+
+
+def _read_config(path: Path) -> object:
+    """The parsed config file, or None when it does not parse (it is then rewritten)."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
 
 
 def _default_paths(assets_dir: Path) -> dict[str, Any]:

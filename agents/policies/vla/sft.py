@@ -9,11 +9,13 @@ any `VLAPolicy`:
    there (`encode_observation`) and the bins of the demonstrated action under the
    policy's own tokenizer (`tokenizer.encode`), so the targets are exactly the
    tokens the policy would have to sample;
-2. each minibatch of steps, grouped by demonstration into `ActionTrajectory` samples,
+2. each minibatch of steps, grouped by instruction into `ActionTrajectory` samples,
    is scored by the policy's own `score_tokens`, the function GRPO's update calls,
    so warm start and RL optimise one likelihood;
 3. the loss is the mean negative log-likelihood per action token, minimised with
-   AdamW and gradient clipping; steps are shuffled with a seeded generator.
+   AdamW and gradient clipping; steps are shuffled with a seeded generator;
+4. optionally each training image is shifted by a few pixels (`shift_pixels`,
+   `wmrl_agents.policies.vla.augment`), so few demonstrations overfit less.
 
 The result is saved as a wmrl checkpoint (`wmrl_agents.checkpoint` format), so
 `load_policy_from_checkpoint` rebuilds the policy with its weights, and a tiny VLA
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from wmrl_agents.policies.vla.augment import shift_images
 from wmrl_agents.policies.vla.base import ACTION_DIM, ActionTrajectory, VLAPolicy
 from wmrl_agents.policies.vla.demos import Demonstration
 from wmrl_agents.policy import Episode, Sample
@@ -51,14 +54,18 @@ class SFTConfig:
     max_grad_norm: float = 1.0
     """Global gradient-norm clip (0: none)."""
     seed: int = 0
-    """Seeds the order of the steps."""
+    """Seeds the order of the steps (and the image shifts)."""
+    shift_pixels: int = 0
+    """Shift every training image by up to this many pixels (0: no augmentation)."""
 
     def __post_init__(self) -> None:
         bad = [
             name
-            for name in ("epochs", "batch_size", "seed")
+            for name in ("epochs", "batch_size", "seed", "shift_pixels")
             if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), int)
         ]
+        if "shift_pixels" not in bad and self.shift_pixels < 0:
+            bad.append("shift_pixels (>= 0)")
         bad += [name for name in ("epochs", "batch_size") if name not in bad and getattr(self, name) < 1]
         if not self.learning_rate > 0:
             bad.append("learning_rate (> 0)")
@@ -115,12 +122,19 @@ def train_on_demos(
     limit = config.max_grad_norm if config.max_grad_norm > 0 else float("inf")
     index = _step_index(steps)
     rng = np.random.default_rng(config.seed)
+    augment = None
+    if config.shift_pixels:
+        shift_images(steps.inputs[0][0], config.shift_pixels, rng)  # refuses inputs without images, before training
+
+        def augment(inputs: Any) -> Any:
+            return shift_images(inputs, config.shift_pixels, rng)
+
     history = []
     for epoch in range(1, config.epochs + 1):
         order = index[rng.permutation(len(index))]
         total, tokens = 0.0, 0
         for start in range(0, len(order), config.batch_size):
-            logprobs = _batch_logprobs(policy, steps, order[start : start + config.batch_size])
+            logprobs = _batch_logprobs(policy, steps, order[start : start + config.batch_size], augment)
             loss = -logprobs.mean()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -178,14 +192,25 @@ def _step_index(steps: DemoSteps) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64)
 
 
-def _batch_logprobs(policy: VLAPolicy, steps: DemoSteps, rows: np.ndarray) -> torch.Tensor:
-    """Flat log-probabilities of the demonstrated bins of `rows`, scored as one sample per demonstration."""
+def _batch_logprobs(
+    policy: VLAPolicy, steps: DemoSteps, rows: np.ndarray, augment: Callable[[Any], Any] | None = None
+) -> torch.Tensor:
+    """Flat log-probabilities of the demonstrated bins of `rows`, scored as one sample per instruction.
+
+    A step's action depends only on its own inputs and the instruction, so the steps of every demonstration of one
+    task can share one sample: a batch costs one forward pass per task rather than one per demonstration.
+    """
     episodes: list[Episode] = []
     samples: list[Sample] = []
-    for demo in np.unique(rows[:, 0]):
-        picked = rows[rows[:, 0] == demo, 1]
-        instruction = steps.instructions[demo]
-        trajectory = ActionTrajectory([steps.inputs[demo][t] for t in picked], steps.tokens[demo][picked])
+    instructions = np.asarray([steps.instructions[d] for d in rows[:, 0]], dtype=object)
+    for instruction in dict.fromkeys(instructions.tolist()):
+        picked = rows[instructions == instruction]
+        inputs = [steps.inputs[d][t] for d, t in picked]
+        if augment is not None:
+            inputs = [augment(step) for step in inputs]
+        tokens = np.stack([steps.tokens[d][t] for d, t in picked])
         episodes.append(Episode(None, instruction))
-        samples.append(Sample(text=instruction, code=None, tokens=trajectory, old_logprobs=torch.zeros(0)))
+        samples.append(
+            Sample(text=instruction, code=None, tokens=ActionTrajectory(inputs, tokens), old_logprobs=torch.zeros(0))
+        )
     return torch.cat([s.logprobs.reshape(-1) for s in policy.score_tokens(episodes, samples)])

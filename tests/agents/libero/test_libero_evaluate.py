@@ -17,6 +17,8 @@ from wmrl_agents.policies.vla.tiny import TinyVLAConfig, TinyVLAPolicy
 
 @pytest.fixture(scope="module")
 def result(libero_assets):
+    from wmrl_tasks.libero import ProgressModelConfig, TinyProgressModel
+
     return evaluate_vla(
         TinyVLAPolicy(TinyVLAConfig(image_size=32)),
         policy_spec="tiny-vla",
@@ -29,6 +31,7 @@ def result(libero_assets):
         cameras=("image",),
         parallel_envs=2,
         assets_dir=str(libero_assets),
+        progress=TinyProgressModel(ProgressModelConfig(frame_size=16)),
     )
 
 
@@ -42,6 +45,16 @@ def test_every_initial_state_is_attempted_k_times_and_counted(result) -> None:
     assert result.avg_at_k == task.avg_at_k
 
 
+def test_a_progress_model_scores_every_evaluation_episode_and_its_ranking_is_reported(result) -> None:
+    (task,) = result.tasks
+    assert len(task.progress) == 4 and all(0.0 <= score <= 1.0 for score, _ in task.progress)
+    assert [success for _, success in task.progress].count(True) == task.successes
+    ranking = result.to_dict()["progress_ranking"]
+    assert ranking["episodes"] == 4 and ranking["successes"] == task.successes
+    if task.successes in (0, 4):  # one class only: a ranking of success is undefined, not a number
+        assert ranking["auc"] is None and ranking["spearman"] is None
+
+
 def test_leaderboard_files_share_the_code_benchmarks_columns(result, tmp_path: Path) -> None:
     paths = write_libero_leaderboard(result, tmp_path)
     assert paths["json"].name == "libero-tiny-vla-libero_spatial-k2.json"
@@ -53,6 +66,7 @@ def test_leaderboard_files_share_the_code_benchmarks_columns(result, tmp_path: P
     data = json.loads(paths["json"].read_text())
     assert data["tasks"][0]["per_state"].keys() == {"0", "3"}
     assert "| libero_spatial/0 |" in paths["md"].read_text()
+    assert "Progress model on these 4 episodes" in paths["md"].read_text()
     with pytest.raises(ValueError, match="plain file name"):
         write_libero_leaderboard(result, tmp_path, name="../escape")
 

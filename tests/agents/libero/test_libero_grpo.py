@@ -77,6 +77,7 @@ def test_one_corrected_grpo_step_scores_episodes_by_success_and_progress_and_mov
     assert rewards["trajectories"] == 4 and rewards["mean_steps"] == 4
     assert rewards["success_rate"] is not None and rewards["real_scored"] >= 2
     assert rewards["world_model_scored"] >= 2
+    assert 0 < rewards["simulation_s"] < record["compute"]["step"]["step_s"]
     assert record["corrections"]["step"] == 0
     anchor_rewards = [r for g in record["groups"] if g["source"] == "anchor" for r in g["rewards"]]
     assert set(anchor_rewards) <= {0.0, 1.0}
@@ -126,3 +127,17 @@ def test_a_code_world_model_spec_is_refused_for_libero_with_the_forms_it_takes(l
     with pytest.raises(ConfigError, match="libero.suite"):
         preset("libero-smoke").replace(libero={"suite": "libero_100"})
     assert build_progress_model("progress-http:http://127.0.0.1:9/progress").url.endswith("/progress")
+
+
+def test_the_libero_source_refuses_an_execution_log_or_sandbox_but_takes_the_configs_backend_name(
+    libero_assets, tmp_path
+) -> None:
+    from wmrl_envs.execution_log import ExecutionLog
+    from wmrl_envs.sandbox import make_executor
+
+    config = _config(libero_assets)
+    assert build_libero_source(config, executor=config.executor).name == "real"  # what `wmrl train` passes
+    with pytest.raises(ValueError, match="does not apply"):
+        build_libero_source(config, log=ExecutionLog(tmp_path / "log.jsonl"))
+    with pytest.raises(ValueError, match="does not apply"):
+        build_libero_source(config, executor=make_executor("local"))

@@ -114,3 +114,16 @@ def test_invalid_settings_and_empty_demonstrations_are_refused() -> None:
         SFTConfig(learning_rate=0.0)
     with pytest.raises(ValueError, match="no demonstrations"):
         demo_steps(make_policy("tiny-vla", options=SMALL), [])
+
+
+def test_shifted_training_still_fits_the_demonstrations_and_leaves_the_stored_inputs_alone(
+    demos: list[Demonstration],
+) -> None:
+    policy = make_policy("tiny-vla", seed=0, options=SMALL)
+    steps = demo_steps(policy, demos)
+    stored = [inputs.image.copy() for inputs in steps.inputs[0]]
+    losses = train_on_demos(policy, steps, SFTConfig(epochs=30, batch_size=12, learning_rate=3e-3, shift_pixels=2))
+    assert losses[-1] < losses[0] and demo_nll(policy, steps) < losses[0]
+    assert all(np.array_equal(a, b.image) for a, b in zip(stored, steps.inputs[0], strict=True))
+    with pytest.raises(ValueError, match="shift_pixels"):
+        SFTConfig(shift_pixels=-1)

@@ -33,10 +33,28 @@ def test_the_config_is_written_into_wmrls_cache_when_none_was_chosen(
     monkeypatch.delenv("LIBERO_CONFIG_PATH", raising=False)
     monkeypatch.setenv("WMRL_CACHE_DIR", str(tmp_path))
     folder = write_libero_config(libero_assets)
-    assert folder == tmp_path / "libero" and os.environ["LIBERO_CONFIG_PATH"] == str(folder)
+    assert folder.parent == tmp_path / "libero" and folder.name.startswith("install-")
+    assert os.environ["LIBERO_CONFIG_PATH"] == str(folder)
     config = yaml.safe_load((folder / "config.yaml").read_text())
     assert set(config) == {"benchmark_root", "bddl_files", "init_states", "datasets", "assets"}
     assert Path(config["bddl_files"], "libero_spatial").is_dir() and Path(config["init_states"]).is_dir()
+
+
+def test_wmrls_config_with_stale_paths_is_rewritten_for_this_install(
+    libero_assets: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.delenv("LIBERO_CONFIG_PATH", raising=False)
+    monkeypatch.setenv("WMRL_CACHE_DIR", str(tmp_path))
+    folder = write_libero_config(libero_assets)
+    fresh = yaml.safe_load((folder / "config.yaml").read_text())
+    stale = {key: f"/gone/venv/{key}" for key in fresh}  # what a deleted venv's config would hold
+    (folder / "config.yaml").write_text(yaml.safe_dump(stale))
+    assert write_libero_config(libero_assets) == folder
+    assert yaml.safe_load((folder / "config.yaml").read_text()) == fresh
+    other_assets = tmp_path / "other-assets"
+    other_assets.mkdir()
+    write_libero_config(other_assets)
+    assert yaml.safe_load((folder / "config.yaml").read_text())["assets"] == str(other_assets)
 
 
 def test_a_users_own_libero_config_is_left_alone(libero_assets: Path, tmp_path: Path, monkeypatch):
@@ -74,7 +92,7 @@ def test_first_import_never_prompts_and_leaves_the_config_in_wmrls_cache(libero_
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("assets")
-    assert (tmp_path / "cache" / "libero" / "config.yaml").is_file()
+    assert len(list((tmp_path / "cache" / "libero").glob("install-*/config.yaml"))) == 1
     assert not (tmp_path / "home" / ".libero" / "config.yaml").exists()
 
 
