@@ -30,10 +30,10 @@ def build_libero_source(
     """The source `config.reward` names for LIBERO episodes; `predictor` overrides `config.world_model`.
 
     `log` and `executor` (the code tasks' execution log and sandbox) do not apply: a LIBERO episode runs in the
-    simulator. An execution log or a built executor is refused rather than ignored; a backend name is what every
-    config carries (``executor``, default "auto", which `wmrl train` passes on) and is accepted unused.
+    simulator, and one given is refused rather than ignored (`wmrl train` builds no executor for a family that
+    does not run in a sandbox).
     """
-    if log is not None or not (executor is None or isinstance(executor, str)):
+    if log is not None or executor is not None:
         raise ValueError("LIBERO episodes run in the simulator: an execution log or sandbox executor does not apply")
     if config.reward == "real":
         return TerminalSuccess()
