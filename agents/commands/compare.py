@@ -70,6 +70,15 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--workers", type=int, default=None, help="runs in parallel (default: 2)")
     compare.add_argument("--out-dir", type=Path, default=Path("leaderboards"), help="where the JSON and PNG go")
     compare.add_argument("--run-dir", type=Path, default=None, help="training runs (default: runs/compare-<preset>)")
+    compare.add_argument(
+        "--pool",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="RUN_DIR",
+        help="train nothing: pool the seed reports (seed-N/compare.json) of these run folders, e.g. seeds run in "
+        "separate processes or machines, into one report with intervals",
+    )
     compare.add_argument("--data-root", type=Path, default=None, help="a folder of prepared competitions")
     compare.set_defaults(func=run_compare_command)
 
@@ -78,6 +87,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     """Run the comparison, print the table, write the leaderboard files."""
     from wmrl_agents.compare import compare_preset, run_compare
     from wmrl_agents.compare.report import difference_rows, sweep_rows, table_rows, write_report
+    from wmrl_agents.compare.run import pool_runs
 
     from wmrl_envs import console
 
@@ -92,32 +102,42 @@ def run_compare_command(args: argparse.Namespace) -> int:
     methods = args.methods or list(_METHODS + (_ABLATIONS if args.ablation else ()))
     preset = compare_preset(args.preset)
     run_dir = args.run_dir or Path("runs") / f"compare-{args.preset}"
-    report = run_compare(
-        preset,
-        methods,
-        run_dir,
-        seeds=list(range(args.seed, args.seed + args.seeds)),
-        world_model=args.world_model,
-        executor=args.executor,
-        ray=ray_flags_given(args),
-        workers=args.workers,
-        data_root=None if args.data_root is None else str(args.data_root),
-        sweep_seeds=sweep_seeds,
+    report = (
+        pool_runs(preset, args.pool)
+        if args.pool
+        else run_compare(
+            preset,
+            methods,
+            run_dir,
+            seeds=list(range(args.seed, args.seed + args.seeds)),
+            world_model=args.world_model,
+            executor=args.executor,
+            ray=ray_flags_given(args),
+            workers=args.workers,
+            data_root=None if args.data_root is None else str(args.data_root),
+            sweep_seeds=sweep_seeds,
+        )
     )
-    command = ["wmrl", "compare", "--preset", args.preset, "--world-model", args.world_model]
-    command += ["--seed", str(args.seed), "--seeds", str(args.seeds)]
-    command += ["--ablation"] if args.ablation else []
-    command += ["--sweep", "--sweep-seeds", str(sweep_seeds)] if args.sweep else []
-    command += ["--methods", *args.methods] if args.methods else []
-    command += ["--executor", args.executor] if args.executor else []
-    command += ray_flag_args(args)
-    report["command"] = " ".join(command)
+    report["command"] = " ".join(_command(args, sweep_seeds))
     json_path, png_path = write_report(report, args.out_dir)
-    seeds = f"seed {args.seed}" if args.seeds == 1 else f"seeds {args.seed}-{args.seed + args.seeds - 1}"
-    console.table(f"wmrl compare --preset {args.preset} ({seeds}; real runs of training)", table_rows(report))
+    seeds = ", ".join(map(str, report["seeds"]))
+    console.table(f"wmrl compare --preset {args.preset} (seeds {seeds}; real runs of training)", table_rows(report))
     if report["differences"]:
         console.table("paired per-seed differences of held-out scores", difference_rows(report))
     if report.get("sweep"):
         console.table("world-model quality sweep (held-out avg, ±95%)", sweep_rows(report))
     console.note(f"wrote {json_path} and {png_path}")
     return 0
+
+
+def _command(args: argparse.Namespace, sweep_seeds: int) -> list[str]:
+    """The command line that reproduces this report."""
+    if args.pool:
+        return ["wmrl", "compare", "--preset", args.preset, "--pool", *map(str, args.pool)]
+    command = ["wmrl", "compare", "--preset", args.preset, "--world-model", args.world_model]
+    command += ["--seed", str(args.seed), "--seeds", str(args.seeds)]
+    command += ["--ablation"] if args.ablation else []
+    command += ["--sweep", "--sweep-seeds", str(sweep_seeds)] if args.sweep else []
+    command += ["--methods", *args.methods] if args.methods else []
+    command += ["--executor", args.executor] if args.executor else []
+    return command + ray_flag_args(args)

@@ -37,7 +37,16 @@ from wmrl_envs.competition import Competition
 from wmrl_envs.sandbox import make_executor
 from wmrl_envs.sandbox.base import Executor
 
-__all__ = ["SWEEP_METHODS", "SeedRun", "compare_seed", "run_compare", "sandbox_for", "sweep_seed", "training_order"]
+__all__ = [
+    "SWEEP_METHODS",
+    "SeedRun",
+    "compare_seed",
+    "pool_runs",
+    "run_compare",
+    "sandbox_for",
+    "sweep_seed",
+    "training_order",
+]
 
 SWEEP_METHODS = SWEPT
 """What the quality sweep trains at each level: the uncorrected source, WMRL, and each correction alone."""
@@ -332,3 +341,42 @@ def corrections_curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return curve
+
+
+def pool_runs(preset: ComparePreset, run_dirs: Sequence[Path]) -> dict[str, Any]:
+    """The pooled report of the seed reports (``seed-N/compare.json``) in `run_dirs`, run apart (other processes
+    or machines). A seed found twice is merged: its methods from both (a method both ran must have scored the
+    same, since a seed reproduces), and the sweep from whichever ran it."""
+    by_seed: dict[int, dict[str, Any]] = {}
+    for run_dir in run_dirs:
+        files = sorted(Path(run_dir).glob("seed-*/compare.json"))
+        if not files:
+            raise ValueError(f"{run_dir} holds no seed-N/compare.json: point --pool at the --run-dir of a comparison")
+        for path in files:
+            report = json.loads(path.read_text(encoding="utf-8"))
+            if report["preset"] != preset.name:
+                raise ValueError(f"{path} is a {report['preset']!r} comparison, not {preset.name!r}; pass --preset")
+            by_seed[report["seed"]] = (
+                _merge(by_seed[report["seed"]], report, path) if report["seed"] in by_seed else report
+            )
+    reports = [by_seed[seed] for seed in sorted(by_seed)]
+    pooled = summarize(preset, reports, preset.train)
+    if any(r.get("sweep") for r in reports):
+        pooled["sweep"] = summarize_sweep(reports)
+    pooled["pooled_from"] = [str(d) for d in run_dirs]
+    return pooled
+
+
+def _merge(kept: dict[str, Any], other: dict[str, Any], path: Path) -> dict[str, Any]:
+    for method, row in other["methods"].items():
+        mine = kept["methods"].get(method)
+        if mine is not None and mine["heldout_avg_at_k"] != row["heldout_avg_at_k"]:
+            raise ValueError(
+                f"seed {other['seed']}: {method} scored {row['heldout_avg_at_k']} in {path} but "
+                f"{mine['heldout_avg_at_k']} elsewhere; the same seed must reproduce (same preset and code?)"
+            )
+    merged = {**other, **kept, "methods": {**other["methods"], **kept["methods"]}}
+    merged["real_budget_matched"] = kept.get("real_budget_matched") or other.get("real_budget_matched")
+    if other.get("sweep") and not kept.get("sweep"):
+        merged["sweep"] = other["sweep"]
+    return merged

@@ -16,7 +16,7 @@ from typing import Any
 
 from wmrl_agents.bench.evaluate import wmrl_version
 from wmrl_agents.compare.accounting import cost_ratios
-from wmrl_agents.compare.methods import ABLATIONS
+from wmrl_agents.compare.methods import ABLATIONS, METHODS
 from wmrl_agents.compare.presets import ComparePreset
 from wmrl_agents.compare.stats import Interval, bootstrap_interval, mean_interval, paired_difference
 from wmrl_agents.grpo.config import GRPOConfig
@@ -98,8 +98,9 @@ def summarize(preset: ComparePreset, reports: Sequence[dict[str, Any]], config: 
 
 
 def _methods_in_order(reports: Sequence[dict[str, Any]]) -> list[str]:
-    """Every method any seed ran, in the order the seeds list them."""
-    return list(dict.fromkeys(m for r in reports for m in r["methods"]))
+    """Every method any seed ran: the paper's three first, then the ablations, then any other."""
+    order = {m: i for i, m in enumerate(METHODS + ABLATIONS)}
+    return sorted({m for r in reports for m in r["methods"]}, key=lambda m: (order.get(m, len(order)), m))
 
 
 def differences(scores: dict[str, dict[int, float]]) -> dict[str, Interval]:

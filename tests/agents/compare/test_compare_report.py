@@ -11,7 +11,7 @@ from rich.table import Table
 from wmrl_agents.compare.methods import ABLATIONS, METHODS, config_for, reward_source_for
 from wmrl_agents.compare.presets import compare_preset
 from wmrl_agents.compare.report import difference_rows, table_rows, write_report
-from wmrl_agents.compare.run import training_order
+from wmrl_agents.compare.run import pool_runs, training_order
 from wmrl_agents.compare.summary import BUDGET_MATCHED, summarize
 from wmrl_agents.compare.training import curve_steps
 from wmrl_agents.grpo.config import preset
@@ -116,6 +116,25 @@ def test_a_method_run_on_fewer_seeds_is_pooled_over_those_and_paired_on_them() -
     assert report["differences"]["debias_only - wmrl"]["n"] == 1
     assert report["differences"]["debias_only - wmrl"]["mean"] == pytest.approx(0.02)
     assert {r["method"]: r["seeds"] for r in table_rows(report)}["debias only"] == 1
+
+
+def test_seeds_run_apart_pool_into_one_report_and_a_seed_that_does_not_reproduce_is_refused(tmp_path: Path) -> None:
+    for name, seed, methods in (("a", 0, ["real", "wmrl"]), ("b", 1, ["real", "wmrl"]), ("c", 0, ["debias_only"])):
+        report = _seed(seed, 0.01 * seed)
+        report["methods"] = {m: report["methods"][m] for m in methods}
+        (tmp_path / name / f"seed-{seed}").mkdir(parents=True)
+        (tmp_path / name / f"seed-{seed}" / "compare.json").write_text(json.dumps({**report, "preset": "smoke"}))
+    pooled = pool_runs(compare_preset("smoke"), [tmp_path / "c", tmp_path / "a", tmp_path / "b"])
+    assert pooled["seeds"] == [0, 1] and list(pooled["methods"]) == ["real", "wmrl", "debias_only"]
+    assert pooled["methods"]["debias_only"]["heldout"]["n"] == 1 and pooled["methods"]["wmrl"]["heldout"]["n"] == 2
+    clash = json.loads((tmp_path / "a" / "seed-0" / "compare.json").read_text())
+    clash["methods"]["wmrl"]["heldout_avg_at_k"] = 0.9
+    (tmp_path / "d" / "seed-0").mkdir(parents=True)
+    (tmp_path / "d" / "seed-0" / "compare.json").write_text(json.dumps(clash))
+    with pytest.raises(ValueError, match="must reproduce"):
+        pool_runs(compare_preset("smoke"), [tmp_path / "a", tmp_path / "d"])
+    with pytest.raises(ValueError, match="no seed-N/compare.json"):
+        pool_runs(compare_preset("smoke"), [tmp_path])
 
 
 def test_differences_say_whether_they_are_noise() -> None:
