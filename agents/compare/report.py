@@ -1,4 +1,9 @@
-"""The comparison's outputs: a Table-1-style table, the leaderboard JSON, and the plots."""
+"""The comparison's outputs: a table that fits 100 columns, the paired differences, the JSON and the plot.
+
+The table quotes each held-out score as mean±half-width of the 95% t interval over seeds (the JSON has the
+bounds and a bootstrap interval), and costs as counts first: real runs and "x fewer real runs" reproduce from
+the seeds; CPU and wall seconds of real runs follow the machine.
+"""
 
 from __future__ import annotations
 
@@ -6,41 +11,96 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["table_rows", "write_plot", "write_report"]
+from wmrl_agents.compare.stats import Interval
+from wmrl_agents.compare.summary import BUDGET_MATCHED, SWEPT
 
-CATEGORIES = ("binary", "multiclass", "regression", "other")
+__all__ = ["LABELS", "difference_rows", "sweep_rows", "table_rows", "write_plot", "write_report"]
+
+LABELS = {
+    "real": "real GRPO",
+    BUDGET_MATCHED: "real, WMRL's budget",
+    "world_model": "world model only",
+    "wmrl": "WMRL",
+    "debias_only": "debias only",
+    "denoise_only": "denoise only",
+    "ppi": "PPI++ (option)",
+    "adaptive": "adaptive (option)",
+}
 
 
 def table_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per method (after the untrained policy): compute by source, ratios to real GRPO, held-out avg@K."""
+    """One row per method after the untrained policy (and real GRPO at WMRL's budget after real GRPO)."""
     k = report["eval_k"]
-    initial = report["initial"]
+    score = f"avg@{k} ±95%"
     rows = [
         {
             "method": "untrained policy",
-            "real exec s": 0.0,
-            "world model s": 0.0,
-            "total s": 0.0,
-            "x less real": None,
-            "x less total": None,
-            f"held-out avg@{k}": round(initial["avg_at_k"], 3),
-            **{c: _rounded(initial["by_category"].get(c)) for c in CATEGORIES},
+            "seeds": report["initial"]["heldout"]["n"],
+            score: _interval(report["initial"]["heldout"]).pm(),
+            "runs": "-",
+            "x fewer": "-",
+            "CPU s": "-",
+            "wall s": "-",
         }
     ]
     for method, row in report["methods"].items():
-        ratio = report["ratios"].get(method, {})
+        ratio = (row.get("ratios") or {}).get("real_runs")
         rows.append(
             {
-                "method": method,
-                "real exec s": round(row["real_exec_s"], 1),
-                "world model s": round(row["world_model_s"], 1),
-                "total s": round(row["total_s"], 1),
-                "x less real": ratio.get("real_exec"),
-                "x less total": ratio.get("total"),
-                f"held-out avg@{k}": round(row["heldout_avg_at_k"], 3),
-                **{c: _rounded(row["by_category"].get(c)) for c in CATEGORIES},
+                "method": LABELS.get(method, method),
+                "seeds": row["heldout"]["n"],
+                score: _interval(row["heldout"]).pm(),
+                "runs": _count(row["real_runs"]),
+                "x fewer": "-" if ratio is None else f"{ratio:.2f}",
+                "CPU s": f"{row['real_cpu_s']:.0f}",
+                "wall s": f"{row['real_wall_s']:.0f}",
             }
         )
+        budget = report.get(BUDGET_MATCHED)
+        if method == "real" and budget:
+            base = row["real_runs"]
+            rows.append(
+                {
+                    "method": LABELS[BUDGET_MATCHED],
+                    "seeds": budget["heldout"]["n"],
+                    score: _interval(budget["heldout"]).pm(),
+                    "runs": _count(budget["real_runs"]),
+                    "x fewer": f"{base / budget['real_runs']:.2f}" if budget["real_runs"] else "-",
+                    "CPU s": "-",
+                    "wall s": "-",
+                }
+            )
+    return rows
+
+
+def difference_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paired per-seed differences of held-out scores, with their 95% intervals."""
+    rows = []
+    for name, data in report["differences"].items():
+        interval = _interval(data)
+        a, b = name.split(" - ")
+        rows.append(
+            {
+                "difference": f"{LABELS.get(a, a)} - {LABELS.get(b, b)}",
+                "mean [95% CI]": interval.text(signed=True),
+                "seeds": interval.n,
+                "verdict": _verdict(interval),
+            }
+        )
+    return rows
+
+
+def sweep_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per world-model quality: each swept method's held-out score, and WMRL minus world model only."""
+    rows = []
+    for name, level in report["sweep"]["levels"].items():
+        methods = level["methods"]
+        row: dict[str, Any] = {"world model": name}
+        for method in SWEPT:
+            row[LABELS[method]] = _interval(methods[method]["heldout"]).pm() if method in methods else "-"
+        gap = level["differences"].get("wmrl - world_model")
+        row["WMRL - WM only"] = _interval(gap).pm(signed=True) if gap else "-"
+        rows.append(row)
     return rows
 
 
@@ -55,51 +115,116 @@ def write_report(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
 
 
 def write_plot(report: dict[str, Any], path: Path) -> Path:
-    """Held-out score against real-execution compute per method, and anchor weight / residual variance per step."""
+    """Held-out learning curves against real runs spent, and the corrections' anchor weight and residual variance."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    k = report["eval_k"]
-    start = report["initial"]["avg_at_k"]
-    for method, row in report["methods"].items():
-        line = left.plot([0.0, row["real_exec_s"]], [start, row["heldout_avg_at_k"]], marker="o", label=method)
-        left.annotate(
-            f"{row['heldout_avg_at_k']:.3f}",
-            (row["real_exec_s"], row["heldout_avg_at_k"]),
-            color=line[0].get_color(),
-            textcoords="offset points",
-            xytext=(4, 4),
-            fontsize=8,
-        )
-    left.set_xlabel("real-execution seconds spent on training (world-model build included)")
-    left.set_ylabel(f"held-out avg@{k} position score")
-    left.set_title(f"Held-out score vs real-execution compute ({report['preset']})")
-    left.legend(fontsize=8)
-    plotted = False
-    for method, row in report["methods"].items():
-        steps = [p["step"] for p in row["curve"] if p["anchor_weight"] is not None]
-        if not steps:
-            continue
-        plotted = True
-        weights = [p["anchor_weight"] for p in row["curve"] if p["anchor_weight"] is not None]
-        right.plot(steps, weights, marker=".", label=f"{method}: anchor weight")
-        residual = [(p["step"], p["residual_variance"]) for p in row["curve"] if p["residual_variance"] is not None]
-        if residual:
-            right.plot(*zip(*residual, strict=True), linestyle="--", label=f"{method}: residual variance")
-    right.set_xlabel("training step")
-    right.set_title("Corrections over training")
-    if plotted:
-        right.legend(fontsize=8)
-    else:
-        right.text(0.5, 0.5, "no corrected method in this comparison", ha="center", va="center")
+    fig = plt.figure(figsize=(13, 5.5))
+    grid = fig.add_gridspec(2, 2, width_ratios=(1.6, 1))
+    curves, weight, residual = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, 1])
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = {method: cycle[i % len(cycle)] for i, method in enumerate(report["methods"])}
+    _draw_curves(curves, report, colors)
+    _draw_corrections(weight, residual, report, colors)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
+def _draw_curves(axis: Any, report: dict[str, Any], colors: dict[str, str]) -> None:
+    k, seeds = report["eval_k"], report["seeds"]
+    start = report["initial"]["heldout"]["mean"]
+    means = [start]
+    for method, row in report["methods"].items():
+        # A world-model method's policy is still the untrained one after its build's real runs.
+        origin = {"real_runs": row.get("build_real_runs", 0.0), "avg_at_k": start, "low": None, "high": None}
+        points = [origin, *row["learning_curve"]]
+        xs = [p["real_runs"] for p in points]
+        ys = [p["avg_at_k"] for p in points]
+        means += ys
+        style = {"linewidth": 2.4} if method == "wmrl" else {"linewidth": 1.3, "alpha": 0.9}
+        label = f"{LABELS.get(method, method)}: {_interval(row['heldout']).pm()}"
+        axis.plot(xs, ys, marker="o", markersize=3, color=colors[method], label=label, **style)
+        bands = [(p["real_runs"], p["low"], p["high"]) for p in points if p["low"] is not None]
+        if len(bands) > 1 and method in ("real", "wmrl", "world_model"):
+            bx, lo, hi = zip(*bands, strict=True)
+            axis.fill_between(bx, lo, hi, color=colors[method], alpha=0.1, linewidth=0)
+    budget = report.get(BUDGET_MATCHED)
+    if budget:
+        axis.errorbar(
+            [budget["real_runs"]],
+            [budget["heldout"]["mean"]],
+            yerr=_yerr(budget["heldout"]),
+            fmt="s",
+            color="black",
+            capsize=3,
+            label=f"{LABELS[BUDGET_MATCHED]}: {_interval(budget['heldout']).pm()}",
+        )
+        means.append(budget["heldout"]["mean"])
+    axis.set_ylim(max(0.0, min(means) - 0.08), min(1.0, max(means) + 0.08))
+    axis.set_xlabel("real runs spent (world-model build included)")
+    axis.set_ylabel(f"held-out avg@{k} position score")
+    axis.set_title(f"Held-out learning curves ({report['preset']}; mean over seeds {_seed_list(seeds)}, 95% t bands)")
+    axis.legend(fontsize=8, loc="best", title="final avg ±95% CI", title_fontsize=8)
+    axis.grid(alpha=0.3)
+
+
+def _draw_corrections(weight: Any, residual: Any, report: dict[str, Any], colors: dict[str, str]) -> None:
+    drawn = False
+    for method in report["methods"]:
+        seeds = [r["methods"][method]["corrections"] for r in report["per_seed"].values() if method in r["methods"]]
+        for axis, key in ((weight, "anchor_weight"), (residual, "residual_variance")):
+            steps, values = _mean_by_step(seeds, key)
+            if steps:
+                drawn = True
+                axis.plot(steps, values, marker=".", color=colors[method], label=LABELS.get(method, method))
+    weight.set_ylabel("anchor weight")
+    weight.set_title("Corrections over training (mean over seeds)")
+    residual.set_ylabel("residual variance")
+    residual.set_xlabel("training step")
+    for axis in (weight, residual):
+        axis.grid(alpha=0.3)
+        axis.xaxis.get_major_locator().set_params(integer=True)
+    if drawn:
+        weight.legend(fontsize=7, ncol=2)
+    else:
+        weight.text(0.5, 0.5, "no corrected method in this comparison", ha="center", va="center")
+
+
+def _mean_by_step(curves: list[list[dict[str, Any]]], key: str) -> tuple[list[int], list[float]]:
+    by_step: dict[int, list[float]] = {}
+    for curve in curves:
+        for point in curve:
+            if point.get(key) is not None:
+                by_step.setdefault(point["step"], []).append(float(point[key]))
+    steps = sorted(by_step)
+    return steps, [sum(by_step[s]) / len(by_step[s]) for s in steps]
+
+
+def _yerr(data: dict[str, Any]) -> Any:
+    if data.get("low") is None:
+        return None
+    return [[data["mean"] - data["low"]], [data["high"] - data["mean"]]]
+
+
+def _interval(data: dict[str, Any]) -> Interval:
+    return Interval(data["mean"], data.get("low"), data.get("high"), data["n"], data.get("level", 0.95))
+
+
+def _seed_list(seeds: list[int]) -> str:
+    return ", ".join(map(str, seeds))
+
+
+def _count(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def _verdict(interval: Interval) -> str:
+    if interval.n < 2:
+        return "one seed: no interval"
+    if not interval.excludes_zero:
+        return "within noise"
+    return "higher" if interval.mean > 0 else "lower"

@@ -1,58 +1,81 @@
-"""Run a comparison: train every method from the same policy seed, evaluate each on the held-out split.
+"""Run a comparison: every method from the same seeds, each seed a paired replicate, summarised over seeds.
 
-Held-out evaluation is identical for every method (same tasks, K and seeds) and is not
-training compute; everything a method spent to train, including building its world
-model, is.
+For each seed the untrained policy is evaluated, the world model is built once (its real runs charged to every
+method that uses it), and each method trains from that seed's untrained policy with the held-out split evaluated
+every few steps. WMRL trains before real GRPO so real GRPO can also be read at WMRL's real-run budget (the
+budget-matched baseline). Held-out evaluation uses the same attempts for every method and is not training
+compute. Each seed's report lands in ``RUN_DIR/seed-N/compare.json``; `summarize` pools them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
-import platform
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wmrl_agents.bench.evaluate import evaluate_policy, wmrl_version
-from wmrl_agents.compare.methods import USES_WORLD_MODEL, config_for, reward_source_for
+from wmrl_agents.bench.evaluate import evaluate_policy
+from wmrl_agents.compare.accounting import MeteredExecutor, SandboxSpend, cost_ratios
+from wmrl_agents.compare.degraded import QUALITY_LEVELS, DegradedPredictor
+from wmrl_agents.compare.memo import MemoizedExecutor
+from wmrl_agents.compare.methods import USES_WORLD_MODEL
 from wmrl_agents.compare.presets import ComparePreset
+from wmrl_agents.compare.summary import SWEPT, summarize, summarize_sweep
+from wmrl_agents.compare.training import POLICY, TrainedMethod, train_method
 from wmrl_agents.compare.world_model import BuiltWorldModel, build_world_model
+from wmrl_agents.grpo.config import GRPOConfig
 from wmrl_agents.grpo.sources import executor_of, limits_of
-from wmrl_agents.grpo.trainer import GRPOTrainer
 from wmrl_agents.policies.factory import make_policy
+from wmrl_agents.policy import Policy
 from wmrl_tasks.mledojo.catalog import load_competitions
 
 from wmrl_envs import console
 from wmrl_envs.competition import Competition
+from wmrl_envs.sandbox import make_executor
+from wmrl_envs.sandbox.base import Executor
 
-__all__ = ["run_compare"]
+__all__ = [
+    "SWEEP_METHODS",
+    "SeedRun",
+    "compare_seed",
+    "pool_runs",
+    "run_compare",
+    "sandbox_for",
+    "sweep_seed",
+    "training_order",
+]
 
-POLICY = "program"
+SWEEP_METHODS = SWEPT
+"""What the quality sweep trains at each level: the uncorrected source, WMRL, and each correction alone."""
 
 
 def run_compare(
     preset: ComparePreset,
     methods: Sequence[str],
-    out_dir: Path,
+    run_dir: Path,
     *,
+    seeds: Sequence[int] = (0,),
     world_model: str = "surrogate",
-    seed: int = 0,
     executor: str | None = None,
     ray: dict[str, Any] | None = None,
     workers: int | None = None,
     data_root: str | None = None,
+    sweep_seeds: int = 0,
     show: bool = True,
 ) -> dict[str, Any]:
-    """Train and evaluate each of `methods`; returns the comparison as a JSON-able dict (also the run folder's).
+    """Train and evaluate each of `methods` on every seed of `seeds`; returns the pooled report (JSON-able).
 
-    `ray` holds `RayOptions` fields for ``executor="ray"``. Every real run of the comparison (evaluations, the
-    world model's build, each method's training) goes through one executor, so a Ray cluster has one pool.
+    `sweep_seeds` > 0 also runs the world-model quality sweep (`sweep_seed`) on that many of the seeds. `ray`
+    holds `RayOptions` fields for ``executor="ray"``. Every real run (evaluations, world-model builds, training)
+    goes through one sandbox, so a warm pool or a Ray cluster is started once.
     """
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {list(seeds)}")
     began = time.perf_counter()
-    changes: dict[str, Any] = {"seed": seed, "data_root": data_root}
+    changes: dict[str, Any] = {"data_root": data_root}
     if executor is not None:
         changes["executor"] = executor
     if ray:
@@ -60,36 +83,158 @@ def run_compare(
     if workers is not None:
         changes["workers"] = workers
     config = preset.train.replace(**changes)
-    sandbox = executor_of(config)
+    sandbox = sandbox_for(config)
     try:
-        return _compare(preset, methods, out_dir, config, world_model, sandbox, show, began)
+        evaluation = MemoizedExecutor(sandbox, run_dir / "eval-memo")
+        reports = []
+        for index, seed in enumerate(seeds):
+            seeded, seed_dir = config.replace(seed=seed), run_dir / f"seed-{seed}"
+            wanted = methods if index >= sweep_seeds else [*methods, *SWEEP_METHODS]
+            built, spend = _build(preset, wanted, seeded, world_model, seed_dir, sandbox)
+            run = SeedRun(preset, seeded, seed_dir, built, spend, sandbox, evaluation, show)
+            report = compare_seed(run, methods)
+            if index < sweep_seeds:
+                report["sweep"] = sweep_seed(run)
+            _write(report, seed_dir)
+            reports.append(report)
     finally:
         close = getattr(sandbox, "close", None)
         if callable(close):
             close()
+    report = summarize(preset, reports, config)
+    if sweep_seeds:
+        report["sweep"] = summarize_sweep(reports)
+    report["evaluation_memo"] = {"executed": evaluation.misses, "reused": evaluation.hits}
+    report["elapsed_s"] = round(time.perf_counter() - began, 1)
+    return report
 
 
-def _compare(
-    preset: ComparePreset,
-    methods: Sequence[str],
-    out_dir: Path,
-    config: Any,
-    world_model: str,
-    sandbox: Any,
-    show: bool,
-    began: float,
-) -> dict[str, Any]:
+def sandbox_for(config: GRPOConfig) -> Executor:
+    """One executor for the whole comparison: the warm bubblewrap pool where it works, else the config's backend."""
+    named = executor_of(config)
+    if not isinstance(named, str):
+        return named
+    if named == "auto":
+        try:
+            return make_executor("bwrap", warm=True)
+        except Exception as exc:  # noqa: BLE001 - any reason the pool cannot start: say it, use the cold backends
+            console.note(f"warm sandbox pool unavailable ({exc}); using the {named} backend")
+    return make_executor(named)
+
+
+def training_order(methods: Sequence[str]) -> list[str]:
+    """`methods` with WMRL before real GRPO, so real GRPO's budget-matched point can be read on its way."""
+    order = list(methods)
+    if "wmrl" in order and "real" in order:
+        order.remove("wmrl")
+        order.insert(order.index("real"), "wmrl")
+    return order
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    """What every method of one seed shares: the sizes, the seeded config, the world model and its cost, sandboxes."""
+
+    preset: ComparePreset
+    config: GRPOConfig
+    seed_dir: Path
+    built: BuiltWorldModel | None
+    build_spend: SandboxSpend
+    sandbox: Executor
+    evaluation: Executor
+    """Where held-out evaluation runs (memoized: `wmrl_agents.compare.memo`)."""
+    show: bool = True
+
+    def train(
+        self, method: str, built: BuiltWorldModel | None, run_dir: Path, curve_every: int, stop_at: int | None = None
+    ) -> tuple[TrainedMethod, dict[str, Any]]:
+        """Train `method` on `built` into `run_dir`; the trained method and its row for the seed's report."""
+        config = self.config
+        heldout = load_competitions("held-out", config.data_root)
+        trained = train_method(
+            method,
+            config,
+            load_competitions("train", config.data_root),
+            built,
+            self.sandbox,
+            run_dir,
+            _evaluator(self.preset, config, heldout, self.evaluation),
+            curve_every=curve_every,
+            stop_at_runs=stop_at,
+            show=self.show,
+        )
+        return trained, _row(method, trained, built, self.build_spend, run_dir)
+
+
+def compare_seed(run: SeedRun, methods: Sequence[str]) -> dict[str, Any]:
+    """One seed of the comparison: the untrained policy, then each method (world-model ones on `run.built`)."""
+    preset, config = run.preset, run.config
     seed, data_root = config.seed, config.data_root
     train_tasks = load_competitions("train", data_root)
     heldout = load_competitions("held-out", data_root)
+    evaluate = _evaluator(preset, config, heldout, run.evaluation)
+    console.note(f"compare {preset.name}, seed {seed}: held-out avg@{preset.eval_k} of the untrained {POLICY} policy")
+    initial = evaluate(make_policy(POLICY, seed=seed), f"{POLICY} (untrained)")
+    rows: dict[str, dict[str, Any]] = {}
+    budget = None
+    for method in training_order(methods):
+        console.note(f"seed {seed}: training with {method}")
+        stop_at = rows["wmrl"]["real_runs"] if method == "real" and "wmrl" in rows else None
+        trained, rows[method] = run.train(method, run.built, run.seed_dir / method, preset.curve_every, stop_at)
+        if stop_at is not None and trained.budget_matched is not None:
+            budget = {**_point_row(trained.budget_matched), "budget_real_runs": stop_at}
+    rows = {m: rows[m] for m in methods}
+    if "real" in rows:
+        for row in rows.values():
+            row["ratios"] = cost_ratios(rows["real"], row)
+    built = run.built
+    return {
+        "preset": preset.name,
+        "seed": seed,
+        "eval_k": preset.eval_k,
+        "train_tasks": [c.id for c in train_tasks],
+        "heldout_tasks": [c.id for c in heldout],
+        "world_model": None if built is None else {**built.to_dict(), "build_spend": run.build_spend.to_dict()},
+        "initial": initial,
+        "methods": rows,
+        "real_budget_matched": budget,
+    }
 
-    def evaluate(policy: Any, label: str) -> dict[str, Any]:
+
+def sweep_seed(run: SeedRun) -> dict[str, Any]:
+    """The quality sweep on one seed: `SWEEP_METHODS` on the seed's surrogate made worse at each `QUALITY_LEVELS`."""
+    built = run.built
+    if built is None or built.kind != "surrogate":
+        raise ValueError("the world-model quality sweep degrades the learned surrogate: use --world-model surrogate")
+    levels = {}
+    for quality in QUALITY_LEVELS:
+        worse = dataclasses.replace(built, predictor=DegradedPredictor(built.predictor, quality, run.config.seed))
+        level_dir = run.seed_dir / "sweep" / _slug(quality.name)
+        rows = {}
+        for method in SWEEP_METHODS:
+            console.note(f"seed {run.config.seed}, world model {quality.name}: training with {method}")
+            _, rows[method] = run.train(method, worse, level_dir / method, run.config.steps)
+        levels[quality.name] = {"quality": dataclasses.asdict(quality), "methods": rows}
+    return levels
+
+
+def _write(report: dict[str, Any], seed_dir: Path) -> None:
+    seed_dir.mkdir(parents=True, exist_ok=True)
+    (seed_dir / "compare.json").write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name).strip("-")
+
+
+def _evaluator(preset: ComparePreset, config: GRPOConfig, heldout: list[Competition], evaluation: Executor) -> Any:
+    def evaluate(policy: Policy, label: str) -> dict[str, Any]:
         result = evaluate_policy(
             policy,
             heldout,
             k=preset.eval_k,
-            seed=seed,
-            executor=sandbox,
+            seed=config.seed,
+            executor=evaluation,
             limits=limits_of(config),
             workers=config.workers,
             label=label,
@@ -99,100 +244,85 @@ def _compare(
             "avg_at_k": result.overall_avg_at_k,
             "by_category": result.by_category,
             "summary": data["summary"],
-            "eval_real_exec_s": data["meta"]["real_exec_s"],
             "infra_errors": data["meta"]["infra_errors"],
         }
 
-    console.note(f"compare {preset.name}: held-out avg@{preset.eval_k} of the untrained {POLICY} policy")
-    initial = evaluate(make_policy(POLICY, seed=seed), f"{POLICY} (untrained)")
-    built: BuiltWorldModel | None = None
-    if USES_WORLD_MODEL.intersection(methods):
-        console.note(f"building the {world_model} world model on the training tasks")
-        built = build_world_model(
-            world_model, config, train_tasks, out_dir, preset.world_model_samples_per_task, executor=sandbox
-        )
-    results = {}
-    for method in methods:
-        console.note(f"training with {method}")
-        row = _train_and_evaluate(method, config, train_tasks, built, sandbox, out_dir / method, evaluate, show)
-        if preset.eval_k == 8:
-            row["heldout_avg_at_8"] = row["heldout_avg_at_k"]
-        results[method] = row
-    report = {
-        "preset": preset.name,
-        "notes": preset.notes,
-        "policy": POLICY,
-        "seed": seed,
-        "eval_k": preset.eval_k,
-        "train_tasks": [c.id for c in train_tasks],
-        "heldout_tasks": [c.id for c in heldout],
-        "train_config": config.to_dict(),
-        "world_model": None if built is None else built.to_dict(),
-        "initial": initial,
-        "methods": results,
-        "ratios": _ratios(results),
-        "wmrl_version": wmrl_version(),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": _cpus(), "python": platform.python_version()},
-        "elapsed_s": round(time.perf_counter() - began, 1),
-    }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "compare.json").write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
-    return report
+    return evaluate
 
 
-def _train_and_evaluate(
-    method: str,
-    config: Any,
-    train_tasks: list[Competition],
-    built: BuiltWorldModel | None,
-    sandbox: Any,
-    run_dir: Path,
-    evaluate: Any,
-    show: bool,
+def _build(
+    preset: ComparePreset,
+    methods: Sequence[str],
+    config: GRPOConfig,
+    world_model: str,
+    seed_dir: Path,
+    sandbox: Executor,
+) -> tuple[BuiltWorldModel | None, SandboxSpend]:
+    if not USES_WORLD_MODEL.intersection(methods):
+        return None, SandboxSpend()
+    console.note(f"seed {config.seed}: building the {world_model} world model on the training tasks")
+    metered = MeteredExecutor(sandbox)
+    train_tasks = load_competitions("train", config.data_root)
+    built = build_world_model(
+        world_model, config, train_tasks, seed_dir, preset.world_model_samples_per_task, executor=metered
+    )
+    return built, metered.spent()
+
+
+def _row(
+    method: str, trained: TrainedMethod, built: BuiltWorldModel | None, build_spend: SandboxSpend, run_dir: Path
 ) -> dict[str, Any]:
-    predictor = built.predictor if built is not None and method in USES_WORLD_MODEL else None
-    source = reward_source_for(method, config, predictor, executor=sandbox)
-    policy = make_policy(POLICY, seed=config.seed)
-    trainer = GRPOTrainer(policy, config_for(method, config), run_dir, reward_source=source, competitions=train_tasks)
-    trainer.train(show=show)
-    ledger = trainer.ledger.to_dict()
+    """A method's costs (counts first, seconds after) and held-out results for one seed."""
+    ledger = trained.ledger
     charged = built is not None and method in USES_WORLD_MODEL
-    real_s = ledger["real_execution_s"] + (built.real_execution_s if charged else 0.0)
-    world_model_s = ledger["world_model_s"] + (built.fit_s if charged else 0.0)
-    heldout = evaluate(policy, method)
+    spend = trained.spend + (build_spend if charged else SandboxSpend())
+    wall_s = ledger["real_execution_s"] + (built.real_execution_s if charged and built else 0.0)
+    world_model_s = ledger["world_model_s"] + (built.fit_s if charged and built else 0.0)
+    final = trained.final or {}
     return {
-        "real_exec_s": round(real_s, 3),
-        "real_runs": ledger["real_runs"] + (built.real_runs if charged else 0),
+        "real_runs": ledger["real_runs"] + (built.real_runs if charged and built else 0),
+        "build_real_runs": built.real_runs if charged and built else 0,
+        "sandbox_runs": spend.runs,
+        "real_cpu_s": round(spend.cpu_s, 3),
+        "real_wall_s": round(wall_s, 3),
+        "world_model_calls": ledger["world_model_predictions"] + (ledger["unscored"] if charged else 0),
+        "failed_calls": ledger["unscored"],
+        "failed_calls_s": round(ledger["unscored_s"], 3),
         "world_model_s": round(world_model_s, 3),
-        "world_model_predictions": ledger["world_model_predictions"],
         "generation_s": round(ledger["generation_s"], 3),
         "update_s": round(ledger["update_s"], 3),
-        "total_s": round(real_s + world_model_s + ledger["generation_s"] + ledger["update_s"], 3),
-        "world_model_build_real_s": round(built.real_execution_s, 3) if charged else 0.0,
-        "heldout_avg_at_k": heldout["avg_at_k"],
-        "by_category": heldout["by_category"],
-        "heldout": heldout,
-        "curve": _curve(trainer.log.read()),
+        "total_s": round(
+            wall_s + world_model_s + ledger["generation_s"] + ledger["update_s"] + ledger["unscored_s"], 3
+        ),
+        "heldout_avg_at_k": final.get("avg_at_k"),
+        "by_category": (final.get("heldout") or {}).get("by_category", {}),
+        "heldout": final.get("heldout"),
+        "learning_curve": [_point_row(p) for p in trained.curve],
+        "corrections": corrections_curve(trained.records),
         "run_dir": str(run_dir),
     }
 
 
-def _curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per step: real-execution seconds so far, mean training reward, and what the corrections did.
+def _point_row(point: dict[str, Any]) -> dict[str, Any]:
+    return {"step": point["step"], "real_runs": point["real_runs"], "avg_at_k": point["avg_at_k"]}
 
-    The corrections' fields are None for a method without them: anchor pairs so far, whether the map is fitted,
-    the out-of-sample residual variance, the anchor weight, the realised and target anchor fractions, and the
-    fallback state; ``groups_with_spread`` counts the step's groups whose rewards differ (a learning policy).
+
+def corrections_curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per step: real runs so far, mean training reward, and what the corrections did (None without them).
+
+    The corrections' fields: anchor pairs so far, whether the map is fitted, the out-of-sample residual
+    variance, the anchor weight, the realised and target anchor fractions, and the fallback state;
+    ``groups_with_spread`` counts the step's groups whose rewards differ (a learning policy).
     """
     curve = []
     for record in records:
         corrections = record.get("corrections") or {}
         rewards = record["rewards"]
+        update = record.get("update") or {}
         curve.append(
             {
                 "step": record["step"],
-                "real_exec_s": record["compute"]["total"]["real_execution_s"],
+                "real_runs": record["compute"]["total"]["real_runs"],
                 "reward_mean": rewards.get("reward_mean"),
                 "groups_with_spread": rewards.get("groups_with_spread"),
                 "groups": len(record.get("groups") or []),
@@ -206,30 +336,47 @@ def _curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "realized_anchor_fraction": corrections.get("realized_anchor_fraction"),
                 "fallback_state": corrections.get("fallback_state"),
                 "failing": corrections.get("failing"),
-                "grad_norm": (record.get("update") or {}).get("grad_norm"),
-                "ppi_lambda": (record.get("update") or {}).get("ppi_lambda"),
+                "grad_norm": update.get("grad_norm"),
+                "ppi_lambda": update.get("ppi_lambda"),
             }
         )
     return curve
 
 
-def _ratios(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, float | None]]:
-    """Real GRPO's compute over each method's: real execution and total (the paper's "x less compute")."""
-    if "real" not in results:
-        return {}
-    base = results["real"]
-    return {
-        method: {
-            "real_exec": _ratio(base["real_exec_s"], row["real_exec_s"]),
-            "total": _ratio(base["total_s"], row["total_s"]),
-        }
-        for method, row in results.items()
-    }
+def pool_runs(preset: ComparePreset, run_dirs: Sequence[Path]) -> dict[str, Any]:
+    """The pooled report of the seed reports (``seed-N/compare.json``) in `run_dirs`, run apart (other processes
+    or machines). A seed found twice is merged: its methods from both (a method both ran must have scored the
+    same, since a seed reproduces), and the sweep from whichever ran it."""
+    by_seed: dict[int, dict[str, Any]] = {}
+    for run_dir in run_dirs:
+        files = sorted(Path(run_dir).glob("seed-*/compare.json"))
+        if not files:
+            raise ValueError(f"{run_dir} holds no seed-N/compare.json: point --pool at the --run-dir of a comparison")
+        for path in files:
+            report = json.loads(path.read_text(encoding="utf-8"))
+            if report["preset"] != preset.name:
+                raise ValueError(f"{path} is a {report['preset']!r} comparison, not {preset.name!r}; pass --preset")
+            by_seed[report["seed"]] = (
+                _merge(by_seed[report["seed"]], report, path) if report["seed"] in by_seed else report
+            )
+    reports = [by_seed[seed] for seed in sorted(by_seed)]
+    pooled = summarize(preset, reports, preset.train)
+    if any(r.get("sweep") for r in reports):
+        pooled["sweep"] = summarize_sweep(reports)
+    pooled["pooled_from"] = [str(d) for d in run_dirs]
+    return pooled
 
 
-def _ratio(numerator: float, denominator: float) -> float | None:
-    return round(numerator / denominator, 3) if denominator > 0 else None
-
-
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+def _merge(kept: dict[str, Any], other: dict[str, Any], path: Path) -> dict[str, Any]:
+    for method, row in other["methods"].items():
+        mine = kept["methods"].get(method)
+        if mine is not None and mine["heldout_avg_at_k"] != row["heldout_avg_at_k"]:
+            raise ValueError(
+                f"seed {other['seed']}: {method} scored {row['heldout_avg_at_k']} in {path} but "
+                f"{mine['heldout_avg_at_k']} elsewhere; the same seed must reproduce (same preset and code?)"
+            )
+    merged = {**other, **kept, "methods": {**other["methods"], **kept["methods"]}}
+    merged["real_budget_matched"] = kept.get("real_budget_matched") or other.get("real_budget_matched")
+    if other.get("sweep") and not kept.get("sweep"):
+        merged["sweep"] = other["sweep"]
+    return merged

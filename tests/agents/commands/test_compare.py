@@ -1,4 +1,4 @@
-"""`wmrl compare` end to end on the smoke preset: real training runs, held-out evaluation, files, fair accounting."""
+"""`wmrl compare` end to end on the smoke preset: real training runs, held-out curves, files, fair accounting."""
 
 from __future__ import annotations
 
@@ -13,25 +13,32 @@ from wmrl_agents.cli import main
 def test_smoke_compare_trains_evaluates_and_charges_the_world_models_build(
     pool_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "leaderboards"
+    out, runs = tmp_path / "leaderboards", tmp_path / "runs"
     argv = ["compare", "--preset", "smoke", "--methods", "real", "wmrl", "--out-dir", str(out)]
-    argv += ["--run-dir", str(tmp_path / "runs"), "--data-root", str(pool_root)]
+    argv += ["--run-dir", str(runs), "--data-root", str(pool_root), "--seed", "3"]
     assert main(argv) == 0
     report = json.loads((out / "compare-smoke.json").read_text())
     assert (out / "compare-smoke.png").stat().st_size > 0
-    assert set(report["methods"]) == {"real", "wmrl"}
-    real, wmrl = report["methods"]["real"], report["methods"]["wmrl"]
-    built = report["world_model"]
+    assert report["seeds"] == [3] and set(report["methods"]) == {"real", "wmrl"}
+    seed = report["per_seed"]["3"]
+    assert (runs / "seed-3" / "compare.json").is_file() and (runs / "seed-3" / "real" / "steps.jsonl").is_file()
+    real, wmrl = seed["methods"]["real"], seed["methods"]["wmrl"]
+    built = seed["world_model"]
     assert built["kind"] == "surrogate" and built["build_real_runs"] == len(report["train_tasks"])
     # Every real run that fed a method counts against it: the surrogate's log is charged to wmrl, not to real.
-    assert wmrl["world_model_build_real_s"] == built["build_real_execution_s"] > 0
-    assert wmrl["real_exec_s"] >= built["build_real_execution_s"]
-    assert real["world_model_build_real_s"] == 0.0 and real["world_model_s"] == 0.0
-    # Real GRPO executes every rollout: 2 steps x 2 groups x 2 trajectories.
-    assert real["real_runs"] == 8
+    assert wmrl["build_real_runs"] == built["build_real_runs"] and real["build_real_runs"] == 0
+    assert wmrl["real_runs"] > built["build_real_runs"] and wmrl["real_cpu_s"] >= built["build_spend"]["cpu_s"] > 0
+    assert real["world_model_s"] == 0.0 and real["world_model_calls"] == 0
+    # Real GRPO executes every rollout: 2 steps x 2 groups x 2 trajectories, each one sandbox run.
+    assert real["real_runs"] == real["sandbox_runs"] == 8
     for row in (real, wmrl):
         assert 0.0 <= row["heldout_avg_at_k"] <= 1.0
+        assert row["learning_curve"][-1]["avg_at_k"] == row["heldout_avg_at_k"]
         assert set(row["by_category"]) <= {"binary", "multiclass", "regression", "other"}
-        assert row["total_s"] >= row["real_exec_s"] + row["world_model_s"]
-    assert report["ratios"]["real"]["real_exec"] == 1.0
-    assert "held-out avg@1" in capsys.readouterr().out
+        assert row["total_s"] >= row["real_wall_s"] + row["world_model_s"]
+    # WMRL spent more real runs than the whole real run here, so the budget-matched point is real GRPO's last.
+    budget = report["real_budget_matched"]
+    assert budget["budget_real_runs"] == wmrl["real_runs"] and budget["real_runs"] == 8
+    assert report["methods"]["real"]["ratios"]["real_runs"] == 1.0
+    printed = capsys.readouterr().out
+    assert "avg@1" in printed and "real, WMRL's budget" in printed

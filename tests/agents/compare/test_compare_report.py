@@ -1,4 +1,4 @@
-"""The comparison's arithmetic and files: ratios to real GRPO, the table, the JSON and the plot."""
+"""The comparison's pooling and files: intervals over seeds, paired differences, the narrow table, JSON and plot."""
 
 from __future__ import annotations
 
@@ -6,62 +6,160 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from rich.table import Table
 from wmrl_agents.compare.methods import ABLATIONS, METHODS, config_for, reward_source_for
-from wmrl_agents.compare.report import table_rows, write_report
-from wmrl_agents.compare.run import _ratios
+from wmrl_agents.compare.presets import compare_preset
+from wmrl_agents.compare.report import difference_rows, table_rows, write_report
+from wmrl_agents.compare.run import pool_runs, training_order
+from wmrl_agents.compare.summary import BUDGET_MATCHED, summarize
+from wmrl_agents.compare.training import curve_steps
 from wmrl_agents.grpo.config import preset
 
 from wmrl_envs.rewards import Corrected
 
+RUNS = {"real": 96, "world_model": 24, "wmrl": 48, "debias_only": 48}
 
-def _row(real_s: float, total_s: float, score: float) -> dict:
+
+def _row(method: str, score: float) -> dict:
+    runs = RUNS[method]
+    build = 0 if method == "real" else 24
     return {
-        "real_exec_s": real_s,
-        "world_model_s": total_s - real_s,
-        "total_s": total_s,
+        "real_runs": runs,
+        "build_real_runs": build,
+        "sandbox_runs": runs,
+        "real_cpu_s": runs * 0.5,
+        "real_wall_s": runs * 2.0,
+        "world_model_calls": 0 if method == "real" else 96,
+        "failed_calls": 0,
+        "failed_calls_s": 0.0,
+        "world_model_s": 0.0 if method == "real" else 1.0,
+        "generation_s": 0.5,
+        "update_s": 0.5,
+        "total_s": runs * 2.0 + 1.0 + (0.0 if method == "real" else 1.0),
         "heldout_avg_at_k": score,
         "by_category": {"binary": score, "regression": score / 2},
-        "curve": [
-            {"step": 1, "anchor_weight": 1.5, "residual_variance": 0.02},
-            {"step": 2, "anchor_weight": None, "residual_variance": None},
+        "heldout": {"avg_at_k": score},
+        "learning_curve": [
+            {"step": 3, "real_runs": build + runs // 2, "avg_at_k": (score + 0.2) / 2},
+            {"step": 6, "real_runs": runs, "avg_at_k": score},
+        ],
+        "corrections": [
+            {"step": 1, "anchor_weight": None if method == "real" else 1.5, "residual_variance": None},
+            {"step": 2, "anchor_weight": None if method == "real" else 1.2, "residual_variance": 0.02},
         ],
     }
 
 
-def _report() -> dict:
-    methods = {"real": _row(700.0, 700.0, 0.4), "wmrl": _row(200.0, 250.0, 0.45), "world_model": _row(0.0, 0.0, 0.2)}
+def _seed(seed: int, shift: float) -> dict:
+    scores = {"real": 0.40, "world_model": 0.30, "wmrl": 0.45, "debias_only": 0.47}
     return {
         "preset": "unit",
+        "seed": seed,
         "eval_k": 8,
-        "initial": {"avg_at_k": 0.3, "by_category": {"binary": 0.3}},
-        "methods": methods,
-        "ratios": _ratios(methods),
+        "train_tasks": ["a"],
+        "heldout_tasks": ["b"],
+        "world_model": {"kind": "surrogate", "build_real_runs": 24},
+        "initial": {"avg_at_k": 0.2 + shift},
+        "methods": {m: _row(m, s + shift) for m, s in scores.items()},
+        "real_budget_matched": {"step": 3, "real_runs": 48, "avg_at_k": 0.33 + shift, "budget_real_runs": 48},
     }
 
 
-def test_ratios_are_real_grpo_compute_over_each_methods() -> None:
-    ratios = _report()["ratios"]
-    assert ratios["real"] == {"real_exec": 1.0, "total": 1.0}
-    assert ratios["wmrl"] == {"real_exec": 3.5, "total": 2.8}
-    assert ratios["world_model"] == {"real_exec": None, "total": None}  # nothing spent: no finite ratio
+def _report(seeds: int = 3) -> dict:
+    shifts = [0.0, 0.05, -0.04, 0.02][:seeds]
+    return summarize(compare_preset("smoke"), [_seed(s, d) for s, d in enumerate(shifts)], preset("smoke"))
 
 
-def test_without_a_real_run_there_is_nothing_to_compare_against() -> None:
-    assert _ratios({"wmrl": _row(1.0, 1.0, 0.1)}) == {}
+def test_pooled_scores_have_t_intervals_and_paired_differences_cancel_the_seeds_luck() -> None:
+    report = _report()
+    wmrl = report["methods"]["wmrl"]["heldout"]
+    assert wmrl["n"] == 3 and wmrl["low"] < wmrl["mean"] < wmrl["high"]
+    # every seed moves every method together: the paired difference is exact, its interval a point
+    difference = report["differences"]["wmrl - real"]
+    assert difference["mean"] == pytest.approx(0.05) and difference["low"] == pytest.approx(0.05)
+    assert report["differences"]["debias_only - wmrl"]["mean"] == pytest.approx(0.02)
+    assert report["differences"][f"wmrl - {BUDGET_MATCHED}"]["mean"] == pytest.approx(0.12)
+    assert report["methods"]["wmrl"]["ratios"]["real_runs"] == 2.0
+    assert report[BUDGET_MATCHED]["real_runs"] == 48
+    assert report["methods"]["wmrl"]["learning_curve"][0]["real_runs"] == 48
 
 
-def test_table_has_the_untrained_policy_first_and_categories_without_tasks_empty() -> None:
+def test_the_table_fits_100_columns_and_puts_the_budget_matched_baseline_under_real() -> None:
     rows = table_rows(_report())
-    assert [r["method"] for r in rows] == ["untrained policy", "real", "wmrl", "world_model"]
-    assert rows[2]["x less real"] == 3.5 and rows[2]["held-out avg@8"] == 0.45
-    assert rows[2]["regression"] == 0.225 and rows[2]["multiclass"] is None
+    assert [r["method"] for r in rows] == [
+        "untrained policy",
+        "real GRPO",
+        "real, WMRL's budget",
+        "world model only",
+        "WMRL",
+        "debias only",
+    ]
+    assert rows[4]["runs"] == "48" and rows[4]["x fewer"] == "2.00" and rows[4]["avg@1 ±95%"].startswith("0.453±")
+    for table_of in (rows, difference_rows(_report())):
+        grid = Table()
+        for key in table_of[0]:
+            grid.add_column(key)
+        for row in table_of:
+            grid.add_row(*map(str, row.values()))
+        console = Console(width=200, record=True)
+        console.print(grid)
+        assert max(len(line) for line in console.export_text().splitlines()) <= 100
+
+
+def test_a_method_run_on_fewer_seeds_is_pooled_over_those_and_paired_on_them() -> None:
+    seeds = [_seed(s, d) for s, d in enumerate([0.0, 0.05, -0.04])]
+    for later in seeds[1:]:
+        del later["methods"]["debias_only"]
+    report = summarize(compare_preset("smoke"), seeds, preset("smoke"))
+    assert report["methods"]["debias_only"]["heldout"]["n"] == 1 and report["methods"]["wmrl"]["heldout"]["n"] == 3
+    assert report["differences"]["debias_only - wmrl"]["n"] == 1
+    assert report["differences"]["debias_only - wmrl"]["mean"] == pytest.approx(0.02)
+    assert {r["method"]: r["seeds"] for r in table_rows(report)}["debias only"] == 1
+
+
+def test_seeds_run_apart_pool_into_one_report_and_a_seed_that_does_not_reproduce_is_refused(tmp_path: Path) -> None:
+    for name, seed, methods in (("a", 0, ["real", "wmrl"]), ("b", 1, ["real", "wmrl"]), ("c", 0, ["debias_only"])):
+        report = _seed(seed, 0.01 * seed)
+        report["methods"] = {m: report["methods"][m] for m in methods}
+        (tmp_path / name / f"seed-{seed}").mkdir(parents=True)
+        (tmp_path / name / f"seed-{seed}" / "compare.json").write_text(json.dumps({**report, "preset": "smoke"}))
+    pooled = pool_runs(compare_preset("smoke"), [tmp_path / "c", tmp_path / "a", tmp_path / "b"])
+    assert pooled["seeds"] == [0, 1] and list(pooled["methods"]) == ["real", "wmrl", "debias_only"]
+    assert pooled["methods"]["debias_only"]["heldout"]["n"] == 1 and pooled["methods"]["wmrl"]["heldout"]["n"] == 2
+    clash = json.loads((tmp_path / "a" / "seed-0" / "compare.json").read_text())
+    clash["methods"]["wmrl"]["heldout_avg_at_k"] = 0.9
+    (tmp_path / "d" / "seed-0").mkdir(parents=True)
+    (tmp_path / "d" / "seed-0" / "compare.json").write_text(json.dumps(clash))
+    with pytest.raises(ValueError, match="must reproduce"):
+        pool_runs(compare_preset("smoke"), [tmp_path / "a", tmp_path / "d"])
+    with pytest.raises(ValueError, match="no seed-N/compare.json"):
+        pool_runs(compare_preset("smoke"), [tmp_path])
+
+
+def test_differences_say_whether_they_are_noise() -> None:
+    verdicts = {r["difference"]: r["verdict"] for r in difference_rows(_report())}
+    assert verdicts["WMRL - real GRPO"] == "higher" and verdicts["world model only - real GRPO"] == "lower"
+    single = {r["difference"]: r["verdict"] for r in difference_rows(_report(seeds=1))}
+    assert single["WMRL - real GRPO"] == "one seed: no interval"
 
 
 def test_write_report_writes_the_json_and_a_png(tmp_path: Path) -> None:
     json_path, png_path = write_report(_report(), tmp_path)
-    assert json.loads(json_path.read_text())["ratios"]["wmrl"]["real_exec"] == 3.5
+    assert json.loads(json_path.read_text())["methods"]["wmrl"]["heldout"]["n"] == 3
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert json_path.name == "compare-unit.json"
+    assert json_path.name == "compare-smoke.json"
+
+
+def test_curves_are_evaluated_every_few_steps_and_at_the_end() -> None:
+    assert curve_steps(6, 2) == [2, 4, 6] and curve_steps(20, 6) == [6, 12, 18, 20] and curve_steps(2, 5) == [2]
+    with pytest.raises(ValueError, match="at least 1"):
+        curve_steps(6, 0)
+
+
+def test_wmrl_trains_before_real_grpo_so_the_budget_is_known() -> None:
+    assert training_order(["real", "world_model", "wmrl", "ppi"]) == ["wmrl", "real", "world_model", "ppi"]
+    assert training_order(["real", "world_model"]) == ["real", "world_model"]
 
 
 def test_ablations_switch_one_correction_off() -> None:

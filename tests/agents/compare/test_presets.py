@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from wmrl_agents.compare.presets import PRESETS as COMPARE_PRESETS
 from wmrl_agents.compare.presets import compare_preset
-from wmrl_agents.compare.run import _curve
+from wmrl_agents.compare.run import corrections_curve
 from wmrl_agents.grpo.config import PRESETS, GRPOConfig, preset
 
 from wmrl_envs.corrections import AnchorScheduler
@@ -45,7 +45,7 @@ def test_the_compare_curve_carries_the_corrections_per_step() -> None:
         "step": 2,
         "rewards": {"reward_mean": 0.4, "groups_with_spread": 3},
         "groups": [{}, {}, {}, {}],
-        "compute": {"total": {"real_execution_s": 12.0}},
+        "compute": {"total": {"real_execution_s": 12.0, "real_runs": 8}},
         "update": {"grad_norm": 0.5},
         "corrections": {
             "n_pairs": 8,
@@ -60,9 +60,14 @@ def test_the_compare_curve_carries_the_corrections_per_step() -> None:
             "failing": [],
         },
     }
-    (point,) = _curve([record])
-    assert point["anchor_pairs"] == 8 and point["calibrated"] is True and point["residual_variance"] == 0.31
+    (point,) = corrections_curve([record])
+    assert (
+        point["real_runs"] == 8
+        and point["anchor_pairs"] == 8
+        and point["calibrated"] is True
+        and point["residual_variance"] == 0.31
+    )
     assert point["anchor_weight"] == 1.31 and point["realized_anchor_fraction"] == 0.25
     assert point["fallback_state"] == "healthy" and point["groups_with_spread"] == 3 and point["groups"] == 4
-    (plain,) = _curve([{**record, "corrections": None}])
+    (plain,) = corrections_curve([{**record, "corrections": None}])
     assert plain["anchor_weight"] is None and plain["anchor_pairs"] is None
