@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from wmrl_agents.libero.compare import LiberoCompareSettings
 from wmrl_agents.libero.compare_report import wilson_interval
-
 from wmrl_envs.cli import main
 
 
