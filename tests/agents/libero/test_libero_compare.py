@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from wmrl_agents.cli import main
 from wmrl_agents.libero.compare import LiberoCompareSettings
 from wmrl_agents.libero.compare_report import wilson_interval
-from wmrl_envs.cli import main
 
 
 @pytest.fixture
