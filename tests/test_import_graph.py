@@ -179,3 +179,23 @@ def test_the_module_graph_has_no_cycles() -> None:
     assert not found, "import cycles (split the shared part into a module both can import):\n" + "\n".join(
         " -> ".join(cycle) + "\n  edges among them: " + "; ".join(edges) for cycle, edges in found
     )
+
+
+def test_every_import_of_a_project_module_names_one_that_exists() -> None:
+    modules = _module_files()
+    roots = tuple(LAYERS)
+    importers = [*modules.values(), *sorted((REPO_ROOT / "tests").rglob("*.py"))]
+    importers += sorted((REPO_ROOT / "benchmarks").rglob("*.py")) + sorted((REPO_ROOT / "examples").rglob("*.py"))
+    missing = []
+    for path in importers:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            named = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                named = [node.module]
+            missing += [
+                f"{path.relative_to(REPO_ROOT)}:{node.lineno} imports {name}"
+                for name in named
+                if name.split(".")[0] in roots and name not in modules
+            ]
+    assert not missing, "imports of project modules that do not exist (moved or renamed?):\n" + "\n".join(missing)

@@ -115,7 +115,7 @@ class LiberoCompareSettings:
 
 def warm_started_policy(warm_start: str | Path) -> TinyVLAPolicy:
     """The tiny VLA saved in `warm_start`, rebuilt with ``init_from`` so GRPO's KL reference is the warm start."""
-    from wmrl_agents.grpo.checkpoint import load_policy_from_checkpoint
+    from wmrl_agents.policies.factory import load_policy_from_checkpoint
 
     source = load_policy_from_checkpoint(Path(warm_start))
     if not isinstance(source, TinyVLAPolicy):

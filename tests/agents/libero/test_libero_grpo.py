@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from wmrl_agents.grpo.config import ConfigError, preset
+from wmrl_agents.grpo.task_families import task_family
 from wmrl_agents.grpo.trainer import GRPOTrainer
 from wmrl_agents.libero.episodes import EpisodeStart, make_envs, run_episodes
 from wmrl_agents.libero.rollouts import LiberoRollouts
@@ -129,14 +130,17 @@ def test_a_code_world_model_spec_is_refused_for_libero_with_the_forms_it_takes(l
     assert build_progress_model("progress-http:http://127.0.0.1:9/progress").url.endswith("/progress")
 
 
-def test_the_libero_source_refuses_an_execution_log_or_sandbox_but_takes_the_configs_backend_name(
+def test_the_libero_source_refuses_an_execution_log_or_sandbox_and_wmrl_train_passes_neither(
     libero_assets, tmp_path
 ) -> None:
     from wmrl_envs.execution_log import ExecutionLog
     from wmrl_envs.sandbox import make_executor
 
     config = _config(libero_assets)
-    assert build_libero_source(config, executor=config.executor).name == "real"  # what `wmrl train` passes
+    assert not task_family("libero").runs_in_sandbox, "so wmrl train builds no executor for it"
+    assert build_libero_source(config).name == "real"
+    with pytest.raises(ValueError, match="does not apply"):
+        build_libero_source(config, executor=config.executor)
     with pytest.raises(ValueError, match="does not apply"):
         build_libero_source(config, log=ExecutionLog(tmp_path / "log.jsonl"))
     with pytest.raises(ValueError, match="does not apply"):
