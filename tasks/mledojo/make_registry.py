@@ -25,6 +25,7 @@ import yaml
 
 from .metadata import METRICS, UNSUPPORTED_PREFIX
 from .registry import REGISTRY_PATH
+from .schema import REGISTRY_KEYS
 
 __all__ = ["build_entries", "main", "render"]
 
@@ -157,18 +158,6 @@ CURATED: dict[str, dict[str, Any]] = {
     "tensorflow2-question-answering": {"higher_is_better": True, "category": "other"},
 }
 
-_KEY_ORDER = (
-    "title",
-    "metric",
-    "higher_is_better",
-    "category",
-    "id_column",
-    "target_columns",
-    "metric_kwargs",
-    "split",
-    "notes",
-)
-
 
 def build_entries(reference_dir: Path) -> dict[str, dict[str, Any]]:
     """Every competition of the reference tables as a registry entry (plain YAML values)."""
@@ -183,7 +172,7 @@ def build_entries(reference_dir: Path) -> dict[str, dict[str, Any]]:
         entry["split"] = split.get(comp_id)
         if entry["metric"] == "map_at_k" and "k" not in entry.get("metric_kwargs", {}):
             raise SystemExit(f"{comp_id}: MAP@K needs metric_kwargs.k in CURATED")
-        entries[comp_id] = {k: entry[k] for k in _KEY_ORDER if entry.get(k) not in (None, {}, "")}
+        entries[comp_id] = {k: entry[k] for k in REGISTRY_KEYS if entry.get(k) not in (None, {}, "")}
     missing = sorted(set(split) - set(entries))
     if missing:
         raise SystemExit(f"paper_split.txt names competitions missing from the tables: {missing}")

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm_helpers import tiny_qwen3_config  # the tests' tiny qwen3, found by path
+
 __all__ = ["ToolPolicy", "tool_call", "train_tool_calling_model"]
 
 END = "<|im_end|>"
@@ -57,7 +59,7 @@ def train_tool_calling_model(
     Raises RuntimeError when greedy decoding does not reproduce every reply of the policy afterwards.
     """
     import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
+    from transformers import Qwen3ForCausalLM
 
     rng = random.Random(seed)
     torch.manual_seed(seed)
@@ -65,19 +67,8 @@ def train_tool_calling_model(
     words = sorted(set(rendered.split()))
     tokenizer = _tokenizer(rendered, policy, words, rng)
     prompt_ids = _prompt_ids(tokenizer, prompt, tools)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.pad_token_id,
+    config = tiny_qwen3_config(
+        tokenizer, max_position_embeddings=4096, tie_word_embeddings=True, bos_token_id=tokenizer.pad_token_id
     )
     model = Qwen3ForCausalLM(config)
     optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)

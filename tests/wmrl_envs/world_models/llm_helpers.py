@@ -16,7 +16,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from wmrl_envs.competition import Category, Competition
 
@@ -52,10 +52,28 @@ def toy_competition(root: Path, description: str = "Predict y from x for each id
     )
 
 
+def tiny_qwen3_config(tokenizer: Any, **overrides: Any) -> Any:
+    """The tests' tiny qwen3 (2 layers, hidden 64) for `tokenizer`'s vocabulary and special tokens; `overrides` win."""
+    from transformers import Qwen3Config
+
+    settings = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
+    return Qwen3Config(**{**settings, **overrides})
+
+
 def tiny_chat_model(path: Path) -> str:
     """Save a random 2-layer qwen3 and a byte-level BPE tokenizer trained here (with a chat template) to `path`."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+    from transformers import PreTrainedTokenizerFast, Qwen3ForCausalLM
 
     specials = ["<|endoftext|>", "<|system|>", "<|user|>", "<|assistant|>"]
     tokenizer = Tokenizer(models.BPE())
@@ -77,20 +95,7 @@ def tiny_chat_model(path: Path) -> str:
         "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
         "{% if add_generation_prompt %}<|assistant|>{% endif %}"
     )
-    config = Qwen3Config(
-        vocab_size=len(fast),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        max_position_embeddings=8192,
-        eos_token_id=fast.eos_token_id,
-        pad_token_id=fast.pad_token_id,
-        bos_token_id=fast.eos_token_id,
-    )
-    model = Qwen3ForCausalLM(config)
+    model = Qwen3ForCausalLM(tiny_qwen3_config(fast, max_position_embeddings=8192, bos_token_id=fast.eos_token_id))
     model.save_pretrained(path)
     fast.save_pretrained(path)
     return str(path)
