@@ -95,6 +95,9 @@ class CorrectionsConfig:
     fixed `anchor_fraction` (still the start, and the fallback rule's floor while not healthy)."""
     min_anchor_fraction: float = 0.02
     """Lower bound of the adaptive anchor fraction."""
+    adaptive_cost_ratio: float | None = None
+    """The adaptive fraction's prediction cost / real-run cost, declared (e.g. from an earlier run's accounting), so
+    the run reproduces from its seed; None measures both in seconds as it trains (machine-dependent)."""
     estimator: str = "fusion"
     """How anchor and world-model groups make the step's gradient: "fusion", the paper's inverse-variance weighted
     average; "ppi", beyond the paper, the prediction-powered estimator (PPI++, Angelopoulos et al. 2023): the world
@@ -118,6 +121,8 @@ class CorrectionsConfig:
                 f"corrections.adaptive_anchor_fraction must be true or false, got {self.adaptive_anchor_fraction!r}"
             )
         _number(self, "min_anchor_fraction", low=0.0, low_open=True, high=1.0)
+        if self.adaptive_cost_ratio is not None:
+            _number(self, "adaptive_cost_ratio", low=0.0, low_open=True)
         if not isinstance(self.fallback, Mapping):
             raise ConfigError(f"corrections.fallback must be a mapping of FallbackConfig fields, got {self.fallback!r}")
         object.__setattr__(self, "fallback", dict(self.fallback))

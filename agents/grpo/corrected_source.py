@@ -34,5 +34,7 @@ def corrected_source(config: GRPOConfig, real: RewardSource, world_model: Reward
         ),
         scheduler=AnchorScheduler(fraction=c.anchor_fraction, seed=config.seed),
         fallback=fallback,
-        adaptive=AdaptiveAnchorFraction(min_fraction=c.min_anchor_fraction) if c.adaptive_anchor_fraction else None,
+        adaptive=AdaptiveAnchorFraction(min_fraction=c.min_anchor_fraction, cost_ratio=c.adaptive_cost_ratio)
+        if c.adaptive_anchor_fraction
+        else None,
     )

@@ -19,10 +19,17 @@ expensive. f* is clipped to ``[min_fraction, max_fraction]``; the fallback rule'
 recommendation stays a floor while the world model is not healthy. Until s^2 and both
 costs are measured the recommended fraction is used.
 
+Measured seconds vary from machine to machine and run to run, so a run with measured costs
+does not reproduce from its seed. A declared ``cost_ratio`` (c_wm / c_real, e.g. from an
+earlier run's accounting) replaces the measurement: the fraction is then a function of the
+anchors alone and a seed reproduces it exactly.
+
 Example:
     >>> adaptive = AdaptiveAnchorFraction(min_fraction=0.02)
     >>> adaptive.observe_costs(real_s=8.0, world_model_s=0.5)
     >>> round(adaptive.fraction(residual_variance=0.5, recommended=0.1, healthy=True), 4)
+    0.1768
+    >>> round(AdaptiveAnchorFraction(cost_ratio=0.0625).fraction(0.5, recommended=0.1, healthy=True), 4)
     0.1768
 """
 
@@ -39,16 +46,27 @@ __all__ = ["AdaptiveAnchorFraction"]
 class AdaptiveAnchorFraction:
     """``clip(sqrt(s^2 * c_wm / c_real), min_fraction, max_fraction)`` from measured noise and smoothed costs."""
 
-    def __init__(self, min_fraction: float = 0.02, max_fraction: float = 1.0, cost_smoothing: float = 0.8) -> None:
+    def __init__(
+        self,
+        min_fraction: float = 0.02,
+        max_fraction: float = 1.0,
+        cost_smoothing: float = 0.8,
+        cost_ratio: float | None = None,
+    ) -> None:
         if not (0.0 < min_fraction <= max_fraction <= 1.0):
             raise ValueError(f"need 0 < min_fraction <= max_fraction <= 1, got {min_fraction!r}, {max_fraction!r}")
         if not 0.0 <= cost_smoothing < 1.0:
             raise ValueError(f"cost_smoothing must lie in [0, 1), got {cost_smoothing!r}")
+        if cost_ratio is not None and not (math.isfinite(cost_ratio) and cost_ratio > 0.0):
+            raise ValueError(
+                f"cost_ratio (prediction cost / real-run cost) must be a positive number, got {cost_ratio!r}"
+            )
         self.min_fraction, self.max_fraction, self.cost_smoothing = (
             float(min_fraction),
             float(max_fraction),
             cost_smoothing,
         )
+        self.cost_ratio = None if cost_ratio is None else float(cost_ratio)
         self._real_s: float | None = None
         self._world_model_s: float | None = None
 
@@ -62,11 +80,20 @@ class AdaptiveAnchorFraction:
             return old
         return new if old is None else self.cost_smoothing * old + (1.0 - self.cost_smoothing) * new
 
-    def optimal(self, residual_variance: float | None) -> float | None:
-        """f* clipped to the bounds, or None until s^2 and both costs are known (and real runs cost something)."""
-        if residual_variance is None or self._real_s is None or self._world_model_s is None or self._real_s <= 0.0:
+    def cost_ratio_in_use(self) -> float | None:
+        """c_wm / c_real: the declared ratio, else the smoothed measurements' (None until both are measured)."""
+        if self.cost_ratio is not None:
+            return self.cost_ratio
+        if self._real_s is None or self._world_model_s is None or self._real_s <= 0.0:
             return None
-        value = math.sqrt(max(residual_variance, 0.0) * self._world_model_s / self._real_s)
+        return self._world_model_s / self._real_s
+
+    def optimal(self, residual_variance: float | None) -> float | None:
+        """f* clipped to the bounds, or None until s^2 and the cost ratio are known."""
+        ratio = self.cost_ratio_in_use()
+        if residual_variance is None or ratio is None:
+            return None
+        value = math.sqrt(max(residual_variance, 0.0) * ratio)
         return min(max(value, self.min_fraction), self.max_fraction)
 
     def fraction(self, residual_variance: float | None, recommended: float, healthy: bool) -> float:
@@ -77,8 +104,13 @@ class AdaptiveAnchorFraction:
         return value if healthy else max(value, recommended)
 
     def diagnostics(self) -> dict[str, Any]:
-        """Smoothed costs, for logs."""
-        return {"real_s_per_rollout": self._real_s, "world_model_s_per_rollout": self._world_model_s}
+        """Smoothed costs and the ratio the allocation uses (declared or measured), for logs."""
+        return {
+            "real_s_per_rollout": self._real_s,
+            "world_model_s_per_rollout": self._world_model_s,
+            "cost_ratio": self.cost_ratio_in_use(),
+            "cost_ratio_declared": self.cost_ratio is not None,
+        }
 
     def state_dict(self) -> dict[str, Any]:
         """The full state as a JSON-serialisable dict."""
@@ -87,6 +119,7 @@ class AdaptiveAnchorFraction:
             "min_fraction": self.min_fraction,
             "max_fraction": self.max_fraction,
             "cost_smoothing": self.cost_smoothing,
+            "cost_ratio": self.cost_ratio,
             "real_s": self._real_s,
             "world_model_s": self._world_model_s,
         }
@@ -97,11 +130,14 @@ class AdaptiveAnchorFraction:
         read = StateReader(state, kind)
         low, high, smoothing = read.number("min_fraction"), read.number("max_fraction"), read.number("cost_smoothing")
         real_s, world_model_s = read.number("real_s", optional=True), read.number("world_model_s", optional=True)
+        ratio = read.number("cost_ratio", optional=True) if "cost_ratio" in state else None
         if not (0.0 < low <= high <= 1.0) or not 0.0 <= smoothing < 1.0:
             raise StateDictError(f"{kind} state: keys 'min_fraction'/'max_fraction'/'cost_smoothing' out of range")
         if any(v is not None and v < 0.0 for v in (real_s, world_model_s)):
             raise StateDictError(f"{kind} state: keys 'real_s'/'world_model_s' must be >= 0 or null")
-        self.min_fraction, self.max_fraction, self.cost_smoothing = low, high, smoothing
+        if ratio is not None and not ratio > 0.0:
+            raise StateDictError(f"{kind} state: key 'cost_ratio' must be > 0 or null")
+        self.min_fraction, self.max_fraction, self.cost_smoothing, self.cost_ratio = low, high, smoothing, ratio
         self._real_s, self._world_model_s = real_s, world_model_s
 
     @classmethod

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from rich.table import Table
-from wmrl_agents.compare.methods import ABLATIONS, METHODS, config_for, reward_source_for
+from wmrl_agents.compare.methods import ABLATIONS, ADAPTIVE_COST_RATIO, METHODS, config_for, reward_source_for
 from wmrl_agents.compare.presets import compare_preset
 from wmrl_agents.compare.report import difference_rows, table_rows, write_report
 from wmrl_agents.compare.run import pool_runs, training_order
@@ -187,7 +187,8 @@ def test_ablations_switch_one_correction_off() -> None:
         "ppi": "ppi",
         "adaptive": "fusion",
     }
-    assert reward_source_for("adaptive", config, predictor).adaptive is not None
+    adaptive = reward_source_for("adaptive", config, predictor).adaptive
+    assert adaptive is not None and adaptive.cost_ratio == ADAPTIVE_COST_RATIO  # declared: reproducible from the seed
     assert reward_source_for("wmrl", config, predictor).adaptive is None
     assert reward_source_for("real", config, None).name == "real"
     with pytest.raises(ValueError, match="needs a world model"):
