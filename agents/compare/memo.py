@@ -2,24 +2,43 @@
 
 A comparison evaluates every method every few steps, on every seed, with the same attempts (avg@8 on the
 held-out tasks); the program policy renders one of a few recipes per task, so most of those attempts are
-programs already run. The solutions are deterministic (fixed random states, fixed data), so running one again
-returns the same submission: `MemoizedExecutor` runs a (program, data, limits) once, keeps its result and
-submission, and hands a copy to every later attempt with that program, marked ``extra["memoized"]``. Only
+programs already run. The solutions are meant to be deterministic (fixed random states, fixed data), so running
+one again returns the same submission: `MemoizedExecutor` runs a (program, data, limits) once, keeps its result
+and submission, and hands a copy to every later attempt with that program, marked ``extra["memoized"]``. Only
 evaluation goes through it; training runs are always executed, since they are what the methods are charged.
 A run that failed for infrastructure reasons is never kept.
+
+Determinism is checked, not assumed: `audit` runs a seeded sample of the replayed programs again and compares
+their submissions byte for byte; the comparison's report carries the result.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import random
 import shutil
+import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from wmrl_envs.sandbox.base import SUBMISSION_FILENAME, ExecutionResult, Executor, Limits, Status
 
-__all__ = ["MemoizedExecutor"]
+__all__ = ["MemoAudit", "MemoizedExecutor"]
+
+
+@dataclass(frozen=True)
+class MemoAudit:
+    """Replayed programs run once more: how many, how many gave the same outcome, the keys of those that did not."""
+
+    audited: int
+    identical: int
+    differing: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-able, for the report."""
+        return {"audited": self.audited, "identical": self.identical, "differing": list(self.differing)}
 
 
 class MemoizedExecutor:
@@ -32,6 +51,8 @@ class MemoizedExecutor:
         self.hits = 0
         self.misses = 0
         self._results: dict[str, ExecutionResult] = {}
+        self._programs: dict[str, tuple[str, Path, Limits]] = {}
+        self._replayed: set[str] = set()
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -48,10 +69,27 @@ class MemoizedExecutor:
                     self.misses += 1
                 if result.status is not Status.INFRA_ERROR:
                     self._results[key] = self._keep(key, result)
+                    self._programs[key] = (code, public_data, limits)
                 return result
         with self._guard:
             self.hits += 1
+            self._replayed.add(key)
         return self._replay(kept, workdir)
+
+    def audit(self, n: int, seed: int = 0) -> MemoAudit:
+        """Run up to `n` replayed programs (a seeded sample) again: identical = same status and submission bytes."""
+        sample = random.Random(seed).sample(sorted(self._replayed), min(n, len(self._replayed)))
+        audited, differing = 0, []
+        with tempfile.TemporaryDirectory(prefix="wmrl-memo-audit-") as scratch:
+            for index, key in enumerate(sample):
+                code, public_data, limits = self._programs[key]
+                again = self.inner.run(code, Path(scratch) / str(index), public_data, limits)
+                if again.status is Status.INFRA_ERROR:
+                    continue
+                audited += 1
+                if not _same_outcome(self._results[key], again):
+                    differing.append(key[:12])
+        return MemoAudit(audited=audited, identical=audited - len(differing), differing=tuple(differing))
 
     def _keep(self, key: str, result: ExecutionResult) -> ExecutionResult:
         kept = None
@@ -69,3 +107,15 @@ class MemoizedExecutor:
             submission = workdir / SUBMISSION_FILENAME
             shutil.copyfile(kept.submission_path, submission)
         return dataclasses.replace(kept, submission_path=submission, extra={**kept.extra, "memoized": True})
+
+
+def _same_outcome(kept: ExecutionResult, again: ExecutionResult) -> bool:
+    """Same status and, when either wrote one, byte-identical submissions."""
+    if kept.status is not again.status:
+        return False
+    files = [
+        Path(p) if p is not None and Path(p).is_file() else None for p in (kept.submission_path, again.submission_path)
+    ]
+    if None in files:
+        return files[0] is None and files[1] is None
+    return files[0].read_bytes() == files[1].read_bytes()

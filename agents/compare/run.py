@@ -50,6 +50,8 @@ __all__ = [
 
 SWEEP_METHODS = SWEPT
 """What the quality sweep trains at each level: the uncorrected source, WMRL, and each correction alone."""
+MEMO_AUDIT_RUNS = 8
+"""Replayed evaluation programs run again at the end to check that replaying them was faithful (`memo.audit`)."""
 
 
 def run_compare(
@@ -97,6 +99,7 @@ def run_compare(
                 report["sweep"] = sweep_seed(run)
             _write(report, seed_dir)
             reports.append(report)
+        audit = evaluation.audit(MEMO_AUDIT_RUNS, seed=seeds[0])
     finally:
         close = getattr(sandbox, "close", None)
         if callable(close):
@@ -104,7 +107,12 @@ def run_compare(
     report = summarize(preset, reports, config)
     if sweep_seeds:
         report["sweep"] = summarize_sweep(reports)
-    report["evaluation_memo"] = {"executed": evaluation.misses, "reused": evaluation.hits}
+    report["evaluation_memo"] = {"executed": evaluation.misses, "reused": evaluation.hits, **audit.as_dict()}
+    if audit.differing:
+        console.note(
+            f"{len(audit.differing)} of {audit.audited} replayed evaluation programs gave another submission when run "
+            "again: held-out scores of nondeterministic programs are one draw each (see evaluation_memo in the report)"
+        )
     report["elapsed_s"] = round(time.perf_counter() - began, 1)
     return report
 

@@ -40,5 +40,7 @@ def test_smoke_compare_trains_evaluates_and_charges_the_world_models_build(
     budget = report["real_budget_matched"]
     assert budget["budget_real_runs"] == wmrl["real_runs"] and budget["real_runs"] == 8
     assert report["methods"]["real"]["ratios"]["real_runs"] == 1.0
+    memo = report["evaluation_memo"]  # replayed held-out programs were re-run and gave the same submissions
+    assert memo["reused"] > 0 and memo["audited"] > 0 and memo["identical"] == memo["audited"]
     printed = capsys.readouterr().out
     assert "avg@1" in printed and "real, WMRL's budget" in printed

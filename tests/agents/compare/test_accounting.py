@@ -86,3 +86,21 @@ def test_a_method_that_ran_nothing_has_no_finite_ratio() -> None:
     nothing = {"real_runs": 0, "real_cpu_s": 0.0, "real_wall_s": 0.0, "total_s": 0.0}
     assert set(cost_ratios(base, nothing).values()) == {None}
     assert SandboxSpend(1, 0.5, 2.0) + SandboxSpend(2, 1.0, 1.0) == SandboxSpend(3, 1.5, 3.0)
+
+
+RANDOM = """
+import os
+open(os.environ["SUBMISSION_PATH"], "w").write(f"id,target\\n1,{os.urandom(8).hex()}\\n")
+"""
+
+
+def test_the_audit_reruns_replayed_programs_and_names_those_that_change(tmp_path: Path) -> None:
+    memo = MemoizedExecutor(LocalExecutor(), tmp_path / "memo")
+    public = _data(tmp_path)
+    for program in (WRITES, RANDOM):
+        memo.run(program, tmp_path / "first", public, FAST)
+        memo.run(program, tmp_path / "again", public, FAST)
+    memo.run(WRITES + "\n", tmp_path / "once", public, FAST)  # never replayed: nothing to audit
+    audit = memo.audit(8)
+    assert (audit.audited, audit.identical, len(audit.differing)) == (2, 1, 1)
+    assert memo.audit(1).audited == 1 and memo.misses == 3  # audits are not evaluation runs
