@@ -40,6 +40,7 @@ def table_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             "runs": "-",
             "x fewer": "-",
             "CPU s": "-",
+            "WM CPU s": "-",
             "wall s": "-",
         }
     ]
@@ -53,6 +54,7 @@ def table_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "runs": _count(row["real_runs"]),
                 "x fewer": "-" if ratio is None else f"{ratio:.2f}",
                 "CPU s": f"{row['real_cpu_s']:.0f}",
+                "WM CPU s": f"{row['world_model_cpu_s']:.0f}",
                 "wall s": f"{row['real_wall_s']:.0f}",
             }
         )
@@ -67,6 +69,7 @@ def table_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                     "runs": _count(budget["real_runs"]),
                     "x fewer": f"{base / budget['real_runs']:.2f}" if budget["real_runs"] else "-",
                     "CPU s": "-",
+                    "WM CPU s": "-",
                     "wall s": "-",
                 }
             )

@@ -297,6 +297,8 @@ def _row(
         "failed_calls": ledger["unscored"],
         "failed_calls_s": round(ledger["unscored_s"], 3),
         "world_model_s": round(world_model_s, 3),
+        "world_model_sandbox_runs": trained.world_model_spend.runs,
+        "world_model_cpu_s": round(trained.world_model_spend.cpu_s, 3),
         "generation_s": round(ledger["generation_s"], 3),
         "update_s": round(ledger["update_s"], 3),
         "total_s": round(

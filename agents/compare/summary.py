@@ -33,6 +33,8 @@ COST_KEYS = (
     "world_model_calls",
     "failed_calls",
     "world_model_s",
+    "world_model_sandbox_runs",
+    "world_model_cpu_s",
     "generation_s",
     "update_s",
     "total_s",

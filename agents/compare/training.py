@@ -39,6 +39,8 @@ class TrainedMethod:
     ledger: dict[str, Any]
     spend: SandboxSpend
     curve: list[dict[str, Any]] = field(default_factory=list)
+    world_model_spend: SandboxSpend = field(default_factory=SandboxSpend)
+    """Sandbox runs the world model itself made while the method trained (the proxy's; none for a surrogate)."""
     final: dict[str, Any] | None = None
     budget_matched: dict[str, Any] | None = None
 
@@ -65,12 +67,13 @@ def train_method(
 ) -> TrainedMethod:
     """Train `method` from the untrained policy of `config.seed`, evaluating at `curve_steps` (and `stop_at_runs`).
 
-    Real runs are counted at `sandbox` (wrapped here); a world-model method's count starts at its build's runs.
+    Real runs are counted at `sandbox` (wrapped here); a world-model method's count starts at its build's runs. A
+    world model that runs code itself (the proxy) runs it through its own meter on `sandbox`, counted apart.
     """
     charged = built is not None and method in USES_WORLD_MODEL
-    predictor = built.predictor if charged else None
+    metered, predicting = MeteredExecutor(sandbox), MeteredExecutor(sandbox)
+    predictor = built.predictor_through(predicting) if charged else None
     build_runs = built.real_runs if charged else 0
-    metered = MeteredExecutor(sandbox)
     for stale in ("steps.jsonl", "summary.json", "checkpoints"):  # a previous comparison's steps would append
         path = run_dir / stale
         shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
@@ -97,6 +100,7 @@ def train_method(
     trained.records = trainer.log.read()
     trained.ledger = trainer.ledger.to_dict()
     trained.spend = metered.spent()
+    trained.world_model_spend = predicting.spent()
     trained.final = trained.curve[-1] if trained.curve else None
     if stop_at_runs is not None and trained.budget_matched is None:
         trained.budget_matched = trained.final  # the whole run spent less than the budget

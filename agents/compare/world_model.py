@@ -42,6 +42,12 @@ class BuiltWorldModel:
     fit_s: float = 0.0
     log_path: str | None = None
 
+    def predictor_through(self, executor: Executor) -> Predictor:
+        """The predictor, with any sandbox runs of its own (the proxy's) going through `executor`, where they count."""
+        if isinstance(self.predictor, CheapExecutionProxy):
+            return self.predictor.through(executor)
+        return self.predictor
+
     def to_dict(self) -> dict[str, object]:
         """What the comparison's JSON records about the world model."""
         return {

@@ -112,6 +112,22 @@ class CheapExecutionProxy:
         self._build_lock = threading.Lock()
         self._full_runs: dict[tuple[str, str | None], float] = {}
 
+    def through(self, executor: Executor) -> CheapExecutionProxy:
+        """The same proxy (split, limits, cache, grader) running its solutions through `executor` instead.
+
+        For accounting: a caller that counts sandbox runs at an executor of its own sees the proxy's runs there.
+        """
+        return CheapExecutionProxy(
+            executor,
+            self.limits,
+            self.split,
+            self.root,
+            self.workers,
+            self.work_root,
+            self.grader,
+            self.bootstrap,
+        )
+
     # --- the Predictor protocol ---------------------------------------------------------------
 
     def predict(self, competition: Competition, code: str) -> Prediction | None:

@@ -44,3 +44,16 @@ def test_smoke_compare_trains_evaluates_and_charges_the_world_models_build(
     assert memo["reused"] > 0 and memo["audited"] > 0 and memo["identical"] == memo["audited"]
     printed = capsys.readouterr().out
     assert "avg@1" in printed and "real, WMRL's budget" in printed
+
+
+@pytest.mark.slow
+def test_the_proxy_world_models_own_runs_are_counted_apart_from_real_runs(pool_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "leaderboards"
+    argv = ["compare", "--preset", "smoke", "--methods", "world_model", "--world-model", "proxy", "--out-dir", str(out)]
+    argv += ["--run-dir", str(tmp_path / "runs"), "--data-root", str(pool_root)]
+    assert main(argv) == 0
+    row = json.loads((out / "compare-smoke.json").read_text())["per_seed"]["0"]["methods"]["world_model"]
+    assert row["real_runs"] == 0 and row["build_real_runs"] == 0  # the proxy is built from nothing
+    # Every prediction ran the solution on a slice of the data in the sandbox: counted, with its CPU seconds.
+    assert row["world_model_sandbox_runs"] == row["world_model_calls"] - row["failed_calls"] > 0
+    assert row["world_model_cpu_s"] > 0

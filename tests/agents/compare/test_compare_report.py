@@ -34,6 +34,8 @@ def _row(method: str, score: float) -> dict:
         "failed_calls": 0,
         "failed_calls_s": 0.0,
         "world_model_s": 0.0 if method == "real" else 1.0,
+        "world_model_sandbox_runs": 0,
+        "world_model_cpu_s": 0.0,
         "generation_s": 0.5,
         "update_s": 0.5,
         "total_s": runs * 2.0 + 1.0 + (0.0 if method == "real" else 1.0),
