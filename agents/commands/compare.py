@@ -50,9 +50,10 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--seeds",
         type=int,
-        default=1,
+        default=None,
         help="how many seeds (SEED, SEED+1, ...): scores get 95%% intervals and paired per-seed differences from 2 "
-        "on (default: 1, so command 1 stays short; the published tables use 3 or more)",
+        "on (default: the preset's, 5 for quick and full as the published tables, 1 for smoke; --seeds 1 for a first "
+        "look)",
     )
     compare.add_argument(
         "--sweep",
@@ -92,6 +93,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from wmrl_envs import console
 
     ray_options(args, args.executor or "auto")  # refuses --ray-* without --executor ray
+    if args.seeds is None:
+        args.seeds = compare_preset(args.preset).seeds
     if args.seeds < 1:
         raise SystemExit(f"wmrl compare: --seeds must be at least 1, got {args.seeds}")
     sweep_seeds = (args.seeds if args.sweep_seeds is None else args.sweep_seeds) if args.sweep else 0

@@ -21,6 +21,8 @@ class ComparePreset:
     """Real runs per training task, of the untrained policy's samples, that the learned surrogate is fit on."""
     curve_every: int = 2
     """Held-out avg@K is evaluated after every `curve_every` steps (and after the last) for the learning curves."""
+    seeds: int = 5
+    """Seeds `wmrl compare` runs unless told otherwise: intervals and paired differences need several."""
     notes: str = ""
 
 
@@ -67,7 +69,7 @@ def _full() -> ComparePreset:
 
 def _smoke() -> ComparePreset:
     train = preset("smoke").replace(steps=2, groups_per_step=2, group_size=2, checkpoint_every=2)
-    return ComparePreset("smoke", train, eval_k=1, world_model_samples_per_task=1, notes="seconds; for tests")
+    return ComparePreset("smoke", train, eval_k=1, world_model_samples_per_task=1, seeds=1, notes="seconds; for tests")
 
 
 PRESETS = {"smoke": _smoke, "quick": _quick, "full": _full}

@@ -71,3 +71,11 @@ def test_the_compare_curve_carries_the_corrections_per_step() -> None:
     assert point["fallback_state"] == "healthy" and point["groups_with_spread"] == 3 and point["groups"] == 4
     (plain,) = corrections_curve([{**record, "corrections": None}])
     assert plain["anchor_weight"] is None and plain["anchor_pairs"] is None
+
+
+def test_published_presets_run_five_seeds_unless_told_and_smoke_one() -> None:
+    assert {name: compare_preset(name).seeds for name in ("smoke", "quick", "full")} == {
+        "smoke": 1,
+        "quick": 5,
+        "full": 5,
+    }
