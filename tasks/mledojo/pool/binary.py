@@ -1,7 +1,8 @@
-"""Binary competitions: churn, flight delays, loan charge-offs and credit scoring.
+"""Binary competitions: churn, flight delays, loan charge-offs, credit scoring, employee
+attrition, taxi tips, mobile-carrier churn and cell segmentation quality.
 
-Four real datasets with four different binary metrics (ROC AUC, log loss, normalized
-Gini, F1), so a policy cannot win the category by always producing the same kind of
+Eight real datasets scored with five binary metrics (ROC AUC, log loss, normalized Gini,
+F1, accuracy), so a policy cannot win the category by always producing the same kind of
 output: probabilities are ranked, calibrated or thresholded depending on the metric.
 """
 
@@ -58,6 +59,36 @@ def _credit_risk(rng: np.random.Generator) -> Prepared:
     return simple_prepared(train, test, "Id", {"default": 0})
 
 
+def _employee_attrition(rng: np.random.Generator) -> Prepared:
+    frame = load_rdataset("modeldata", "attrition")
+    frame["attrition"] = (frame.pop("Attrition") == "Yes").astype(int)
+    train, test = random_split(frame, "employee_id", 0.3, rng, start=1001)
+    return simple_prepared(train, test, "employee_id", {"attrition": 0.5})
+
+
+def _taxi_tips(rng: np.random.Generator) -> Prepared:
+    frame = load_rdataset("modeldata", "taxi")
+    frame["tip"] = (frame.pop("tip") == "yes").astype(int)
+    train, test = random_split(frame, "trip_id", 0.3, rng, start=1)
+    return simple_prepared(train, test, "trip_id", {"tip": 0.9})
+
+
+def _carrier_churn(rng: np.random.Generator) -> Prepared:
+    frame = load_rdataset("modeldata", "mlc_churn")
+    frame["churn"] = (frame.pop("churn") == "yes").astype(int)
+    train, test = random_split(frame, "account_id", 0.3, rng, start=1)
+    return simple_prepared(train, test, "account_id", {"churn": 0})
+
+
+def _cell_segmentation(rng: np.random.Generator) -> Prepared:
+    frame = load_rdataset("modeldata", "cells")
+    # `case` is the original study's own train/test assignment, not a property of the cell.
+    frame = frame.drop(columns=["case"])
+    frame["poorly_segmented"] = (frame.pop("class") == "PS").astype(int)
+    train, test = random_split(frame, "cell_id", 0.3, rng, start=1)
+    return simple_prepared(train, test, "cell_id", {"poorly_segmented": 1})
+
+
 SPECS: tuple[CompetitionSpec, ...] = (
     CompetitionSpec(
         id="telco-customer-churn",
@@ -106,5 +137,49 @@ SPECS: tuple[CompetitionSpec, ...] = (
         target_columns=("default",),
         source=rdataset_source("modeldata", "credit_data", "consumer credit applications from a Spanish bank"),
         prepare=_credit_risk,
+    ),
+    CompetitionSpec(
+        id="employee-attrition",
+        title="Employee Attrition: which employees are about to leave?",
+        category=Category.BINARY,
+        metric="roc_auc",
+        higher_is_better=True,
+        id_column="employee_id",
+        target_columns=("attrition",),
+        source=rdataset_source("modeldata", "attrition", "IBM Watson Analytics HR employee attrition sample"),
+        prepare=_employee_attrition,
+    ),
+    CompetitionSpec(
+        id="chicago-taxi-tips",
+        title="Chicago Taxi Tips: will the rider leave a tip?",
+        category=Category.BINARY,
+        metric="log_loss",
+        higher_is_better=False,
+        id_column="trip_id",
+        target_columns=("tip",),
+        source=rdataset_source("modeldata", "taxi", "City of Chicago taxi trips, 2022"),
+        prepare=_taxi_tips,
+    ),
+    CompetitionSpec(
+        id="mobile-carrier-churn",
+        title="Mobile Carrier Churn: flag the subscribers who will cancel",
+        category=Category.BINARY,
+        metric="f1",
+        higher_is_better=True,
+        id_column="account_id",
+        target_columns=("churn",),
+        source=rdataset_source("modeldata", "mlc_churn", "MLC++ telecom churn benchmark data"),
+        prepare=_carrier_churn,
+    ),
+    CompetitionSpec(
+        id="cell-segmentation-quality",
+        title="Cell Segmentation: was this cell segmented poorly?",
+        category=Category.BINARY,
+        metric="accuracy",
+        higher_is_better=True,
+        id_column="cell_id",
+        target_columns=("poorly_segmented",),
+        source=rdataset_source("modeldata", "cells", "Hill et al. (2007) high-content screening images"),
+        prepare=_cell_segmentation,
     ),
 )

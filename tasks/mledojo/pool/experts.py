@@ -183,6 +183,22 @@ def _food(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"n_items": frame.filter(like="item_").sum(axis=1)})
 
 
+def _carrier_churn(frame: pd.DataFrame) -> pd.DataFrame:
+    """The whole bill and the whole usage, which trees cannot add up from the four periods themselves."""
+    periods = ("day", "eve", "night", "intl")
+    calls = frame["number_customer_service_calls"]
+    return pd.DataFrame(
+        {
+            "total_charge": sum(frame[f"total_{p}_charge"] for p in periods),
+            "total_minutes": sum(frame[f"total_{p}_minutes"] for p in periods),
+            "total_calls": sum(frame[f"total_{p}_calls"] for p in periods),
+            "many_service_calls": (calls >= 4).astype(float),
+            "international_plan_intl_charge": (frame["international_plan"] == "yes") * frame["total_intl_charge"],
+        },
+        index=frame.index,
+    )
+
+
 def _chicago(frame: pd.DataFrame) -> pd.DataFrame:
     from pandas.tseries.holiday import USFederalHolidayCalendar
 
@@ -249,6 +265,7 @@ _HOMEWORK: dict[str, Homework] = {
     "chicago-l-ridership": _both(_chicago),
     "tweet-device-source": _tweets,
     "vehicle-bench-test-time": _vehicle_homework,
+    "mobile-carrier-churn": _both(_carrier_churn),
 }
 
 
