@@ -267,7 +267,9 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="id",
         target_columns=("vote",),
         source=rdataset_source(
-            "carData", "BEPS", "British Election Panel Study 1997-2001 (Fox & Weisberg, An R Companion to Applied Regression)"
+            "carData",
+            "BEPS",
+            "British Election Panel Study 1997-2001 (Fox & Weisberg, An R Companion to Applied Regression)",
         ),
         prepare=_election_vote,
     ),
