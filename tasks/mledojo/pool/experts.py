@@ -251,6 +251,42 @@ def _tweets(train: pd.DataFrame, test: pd.DataFrame, y: pd.DataFrame, extra: Map
     )
 
 
+def _storm_tracks(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each observation within its storm's track (name and year): age, trend and the storm's peak.
+
+    Whole storms sit in train or in test, so the track of a test storm is public test data.
+    """
+    time = pd.to_datetime(frame[["year", "month", "day", "hour"]])
+    storm = frame["name"] + "-" + frame["year"].astype(str)
+    order = np.lexsort((time.to_numpy(), storm.to_numpy()))
+    tracks = pd.DataFrame({"storm": storm, "time": time, "pressure": frame["pressure"], "lat": frame["lat"]}).iloc[
+        order
+    ]
+    group = tracks.groupby("storm", sort=False)
+    hours = (tracks["time"] - group["time"].transform("min")).dt.total_seconds() / 3600
+    duration = (group["time"].transform("max") - group["time"].transform("min")).dt.total_seconds() / 3600
+    out = pd.DataFrame(
+        {
+            "hours_since_genesis": hours,
+            "hours_to_end": duration - hours,
+            "track_share": hours / duration.replace(0, np.nan),
+            "storm_min_pressure": group["pressure"].transform("min"),
+            "above_storm_min": tracks["pressure"] - group["pressure"].transform("min"),
+            "pressure_change_prev": group["pressure"].diff(),
+            "pressure_change_next": -group["pressure"].diff(-1),
+            "lat_change_prev": group["lat"].diff(),
+            "storm_observations": group["pressure"].transform("size").astype(float),
+        },
+        index=tracks.index,
+    )
+    return out.sort_index()
+
+
+def _storm_homework(train, test, y, extra):
+    both = _storm_tracks(pd.concat([train, test], ignore_index=True))
+    return both.iloc[: len(train)].reset_index(drop=True), both.iloc[len(train) :].reset_index(drop=True)
+
+
 def _vehicle_homework(train, test, y, extra):
     both = _vehicle(pd.concat([train, test], ignore_index=True))
     return both.iloc[: len(train)].reset_index(drop=True), both.iloc[len(train) :].reset_index(drop=True)
@@ -266,6 +302,7 @@ _HOMEWORK: dict[str, Homework] = {
     "tweet-device-source": _tweets,
     "vehicle-bench-test-time": _vehicle_homework,
     "mobile-carrier-churn": _both(_carrier_churn),
+    "atlantic-storm-stage": _storm_homework,
 }
 
 

@@ -17,6 +17,10 @@ R_PACKAGE_LICENSES: dict[str, str] = {
     "nycflights13": "CC0",
     "ggplot2": "MIT",
     "dslabs": "Artistic-2.0",
+    "ratdat": "CC0",
+    "dplyr": "MIT",
+    "openintro": "GPL-3",
+    "carData": "GPL (>= 2)",
 }
 
 
