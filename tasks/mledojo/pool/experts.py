@@ -240,6 +240,49 @@ def _vehicle_homework(train, test, y, extra):
     return both.iloc[: len(train)].reset_index(drop=True), both.iloc[len(train) :].reset_index(drop=True)
 
 
+def _concrete(frame: pd.DataFrame) -> pd.DataFrame:
+    """Abrams' law: strength falls with the water-to-binder ratio and grows with the log of the age."""
+    binder = frame["cement"] + frame["blast_furnace_slag"] + frame["fly_ash"]
+    return pd.DataFrame(
+        {
+            "water_cement": frame["water"] / frame["cement"],
+            "water_binder": frame["water"] / binder,
+            "aggregate_binder": (frame["coarse_aggregate"] + frame["fine_aggregate"]) / binder,
+            "superplasticizer_binder": frame["superplasticizer"] / binder,
+            "log_age": np.log(frame["age"]),
+        }
+    )
+
+
+def _txhousing(train, test, y, extra):
+    """The same city's median price in the nearest earlier and later training months (log scale)."""
+    known = pd.DataFrame(
+        {"city": train["city"], "t": train["year"] * 12 + train["month"], "log_median": np.log(y.iloc[:, 0])}
+    )
+
+    def neighbours(frame: pd.DataFrame) -> pd.DataFrame:
+        t = (frame["year"] * 12 + frame["month"]).to_numpy()
+        out = np.full((len(frame), 4), np.nan)
+        for city, rows in frame.groupby("city").indices.items():
+            mine = known[known["city"] == city].sort_values("t")
+            times, values = mine["t"].to_numpy(), mine["log_median"].to_numpy()
+            for row in rows:
+                before, after = np.searchsorted(times, t[row], "left") - 1, np.searchsorted(times, t[row], "right")
+                if before >= 0:
+                    out[row, 0], out[row, 1] = values[before], t[row] - times[before]
+                if after < len(times):
+                    out[row, 2], out[row, 3] = values[after], times[after] - t[row]
+        columns = ["log_median_before", "months_before", "log_median_after", "months_after"]
+        result = pd.DataFrame(out, columns=columns)
+        weight_before = result["months_after"] / (result["months_before"] + result["months_after"])
+        result["log_median_between"] = (
+            weight_before * result["log_median_before"] + (1 - weight_before) * result["log_median_after"]
+        ).fillna(result["log_median_before"].fillna(result["log_median_after"]))
+        return result
+
+    return neighbours(train.reset_index(drop=True)), neighbours(test.reset_index(drop=True))
+
+
 _HOMEWORK: dict[str, Homework] = {
     "diamond-cut-grade": _both(_diamond),
     "ames-house-prices": _both(_ames),
@@ -249,6 +292,8 @@ _HOMEWORK: dict[str, Homework] = {
     "chicago-l-ridership": _both(_chicago),
     "tweet-device-source": _tweets,
     "vehicle-bench-test-time": _vehicle_homework,
+    "concrete-compressive-strength": _both(_concrete),
+    "texas-median-home-price": _txhousing,
 }
 
 
