@@ -190,7 +190,9 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="id",
         target_columns=("check_time",),
         source=rdataset_source(
-            "modeldata", "check_times", "R CMD check times (r-devel Windows) of 13,626 CRAN packages and their parsed sources"
+            "modeldata",
+            "check_times",
+            "R CMD check times (r-devel Windows) of 13,626 CRAN packages and their parsed sources",
         ),
         prepare=_check_times,
     ),
