@@ -17,6 +17,8 @@ R_PACKAGE_LICENSES: dict[str, str] = {
     "nycflights13": "CC0",
     "ggplot2": "MIT",
     "dslabs": "Artistic-2.0",
+    "ggplot2movies": "GPL-3",
+    "fpp2": "GPL-3",
 }
 
 
