@@ -326,6 +326,9 @@ _DISEASE_HORIZON = 5
 
 def _disease_cases(rng: np.random.Generator) -> Prepared:
     cases = load_rdataset("dslabs", "us_contagious_diseases").rename(columns={"count": "cases"})
+    # A state-year with no reporting week is a missing report, not zero cases: it is no target. The
+    # year's own reporting weeks are not released either (known only afterwards, and 0 meant 0 cases).
+    cases = cases[cases["weeks_reporting"] > 0]
     cases = cases.sort_values(["disease", "state", "year"], kind="stable").reset_index(drop=True)
     lagged = cases[["disease", "state", "year", "cases", "weeks_reporting"]].assign(
         year=lambda f: f["year"] + _DISEASE_HORIZON
@@ -333,9 +336,7 @@ def _disease_cases(rng: np.random.Generator) -> Prepared:
     lagged = lagged.rename(columns={"cases": "cases_lag5", "weeks_reporting": "weeks_reporting_lag5"})
     # The first five years of each state's series have no lag to start from: they are left out.
     frame = cases.merge(lagged, on=["disease", "state", "year"], how="inner")
-    frame = frame[
-        ["disease", "state", "year", "weeks_reporting", "population", "cases_lag5", "weeks_reporting_lag5", "cases"]
-    ]
+    frame = frame[["disease", "state", "year", "population", "cases_lag5", "weeks_reporting_lag5", "cases"]]
     frame = frame.sort_values(["year", "disease", "state"], kind="stable").reset_index(drop=True)
     is_test = frame["year"] > frame.groupby("disease")["year"].transform("max") - _DISEASE_HORIZON
     frame.insert(0, "id", np.arange(1, len(frame) + 1))

@@ -1,4 +1,4 @@
-"""US disease baseline: a histogram GBM on log cases, from the disease, state, year, reporting weeks and log lags."""
+"""US disease baseline: a histogram GBM on log cases, from the disease, state, year, population and log lags."""
 
 import os
 
@@ -12,7 +12,7 @@ test = pd.read_csv(os.path.join(data, "test.csv"))
 
 
 def features(frame: pd.DataFrame) -> pd.DataFrame:
-    X = frame[["year", "weeks_reporting", "weeks_reporting_lag5"]].copy()
+    X = frame[["year", "weeks_reporting_lag5"]].copy()
     for column in ("disease", "state"):
         levels = sorted(train[column].unique())
         X[column] = frame[column].map({level: i for i, level in enumerate(levels)})
