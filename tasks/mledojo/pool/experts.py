@@ -338,6 +338,29 @@ def _storm_homework(train, test, y, extra):
     return both.iloc[: len(train)].reset_index(drop=True), both.iloc[len(train) :].reset_index(drop=True)
 
 
+def _electricity_homework(train, test, y, extra):
+    """Half-hour of the day (the generic date parts stop at the hour) and the heat of the last hours and day.
+
+    Buildings warm up slowly, so load follows recent temperatures; the public temperatures form one
+    unbroken half-hourly series across train and test, so the rolling means need no target.
+    """
+    both = pd.concat([train, test], ignore_index=True)
+    stamp = pd.to_datetime(both["timestamp"])
+    order = np.argsort(stamp.to_numpy(), kind="stable")
+    temperature = both["temperature"].iloc[order].reset_index(drop=True)
+    rolled = pd.DataFrame(
+        {
+            "half_hour": (stamp.dt.hour * 2 + stamp.dt.minute // 30).iloc[order].to_numpy(float),
+            "temp_mean_3h": temperature.rolling(6, min_periods=1).mean().to_numpy(),
+            "temp_mean_24h": temperature.rolling(48, min_periods=1).mean().to_numpy(),
+            "temp_max_24h": temperature.rolling(48, min_periods=1).max().to_numpy(),
+        }
+    )
+    features = pd.DataFrame(index=range(len(both)), columns=rolled.columns, dtype=float)
+    features.iloc[order] = rolled.to_numpy()
+    return features.iloc[: len(train)].reset_index(drop=True), features.iloc[len(train) :].reset_index(drop=True)
+
+
 def _vehicle_homework(train, test, y, extra):
     both = _vehicle(pd.concat([train, test], ignore_index=True))
     return both.iloc[: len(train)].reset_index(drop=True), both.iloc[len(train) :].reset_index(drop=True)
@@ -375,6 +398,7 @@ _HOMEWORK: dict[str, Homework] = {
     "atlantic-storm-stage": _storm_homework,
     "concrete-compressive-strength": _both(_concrete),
     "texas-median-home-price": _both(_txhousing),
+    "victoria-electricity-demand": _electricity_homework,
 }
 
 

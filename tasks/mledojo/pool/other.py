@@ -14,7 +14,7 @@ from dateutil.easter import easter
 from wmrl_envs.competition import Category
 
 from .sources import load_rdataset, rdataset_source
-from .spec import CompetitionSpec, Prepared, random_split
+from .spec import CompetitionSpec, Prepared, random_split, simple_prepared
 
 __all__ = ["SPECS"]
 
@@ -243,6 +243,107 @@ def _chicago_ridership(rng: np.random.Generator) -> Prepared:
     )
 
 
+_GENRES = {
+    "Action": "action",
+    "Animation": "animation",
+    "Comedy": "comedy",
+    "Drama": "drama",
+    "Documentary": "documentary",
+    "Romance": "romance",
+    "Short": "short",
+}
+_MOVIE_ROWS = 16000
+
+
+def _movie_genres(rng: np.random.Generator) -> Prepared:
+    movies = load_rdataset("ggplot2movies", "movies").rename(columns=_GENRES)
+    # The title is left out: the genres are to be read from the numbers IMDb users leave behind.
+    movies = movies.drop(columns=["title"]).iloc[np.sort(rng.choice(len(movies), _MOVIE_ROWS, replace=False))]
+    train, test = random_split(movies.reset_index(drop=True), "movie_id", 0.3, rng, start=1)
+    return simple_prepared(train, test, "movie_id", dict.fromkeys(_GENRES.values(), 0.5))
+
+
+# Gapminder: five years ahead. Test years follow the last training year; every released
+# `<target>_lag5` is the value five years earlier, a training year, never a test answer.
+_GAPMINDER_HORIZON = 5
+_GAPMINDER_TEST_YEARS = range(2011, 2016)
+_GAPMINDER_TARGETS = ["life_expectancy", "fertility", "infant_mortality"]
+
+
+def _gapminder(rng: np.random.Generator) -> Prepared:
+    gap = load_rdataset("dslabs", "gapminder").sort_values(["country", "year"], kind="stable")
+    lagged = gap[["country", "year", *_GAPMINDER_TARGETS, "population", "gdp"]].assign(
+        year=lambda f: f["year"] + _GAPMINDER_HORIZON
+    )
+    lagged = lagged.rename(columns={c: f"{c}_lag{_GAPMINDER_HORIZON}" for c in lagged.columns[2:]})
+    frame = gap.drop(columns=["gdp"]).merge(lagged, on=["country", "year"], how="left")
+    # Every row has its targets and their values five years earlier (the natural starting point).
+    frame = frame.dropna(subset=[*_GAPMINDER_TARGETS, *(f"{t}_lag{_GAPMINDER_HORIZON}" for t in _GAPMINDER_TARGETS)])
+    frame = frame[
+        [
+            "country",
+            "continent",
+            "region",
+            "year",
+            *[c for c in frame.columns if c.endswith("_lag5")],
+            "population",
+            *_GAPMINDER_TARGETS,
+        ]
+    ]
+    frame = frame.sort_values(["year", "country"], kind="stable").reset_index(drop=True)
+    frame.insert(0, "id", np.arange(1, len(frame) + 1))
+    is_test = frame["year"].isin(_GAPMINDER_TEST_YEARS)
+    train = frame[frame["year"] < min(_GAPMINDER_TEST_YEARS)].reset_index(drop=True)
+    test = frame[is_test].reset_index(drop=True)
+    return simple_prepared(train, test, "id", train[_GAPMINDER_TARGETS].median().round(2).to_dict())
+
+
+_DEMAND_TEST_START = "2014-11-06"
+
+
+def _electricity_demand(rng: np.random.Generator) -> Prepared:
+    demand = load_rdataset("fpp2", "elecdemand")
+    # fpp2 stores 2014 as a half-hourly series from midnight on 1 January (17,520 periods).
+    stamps = pd.date_range("2014-01-01", periods=len(demand), freq="30min")
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(1, len(demand) + 1),
+            "timestamp": stamps.strftime("%Y-%m-%d %H:%M"),
+            "workday": demand["WorkDay"].astype(int),
+            "temperature": demand["Temperature"].round(1),
+            "demand": demand["Demand"].round(4),
+        }
+    )
+    is_test = stamps >= pd.Timestamp(_DEMAND_TEST_START)
+    train, test = frame[~is_test].reset_index(drop=True), frame[is_test].reset_index(drop=True)
+    return simple_prepared(train, test, "id", {"demand": round(float(train["demand"].median()), 2)})
+
+
+# US contagious diseases: the last five reported years of each disease are the future. The
+# released `cases_lag5` (same state and disease, five years earlier) always points at a training year.
+_DISEASE_HORIZON = 5
+
+
+def _disease_cases(rng: np.random.Generator) -> Prepared:
+    cases = load_rdataset("dslabs", "us_contagious_diseases").rename(columns={"count": "cases"})
+    # A state-year with no reporting week is a missing report, not zero cases: it is no target. The
+    # year's own reporting weeks are not released either (known only afterwards, and 0 meant 0 cases).
+    cases = cases[cases["weeks_reporting"] > 0]
+    cases = cases.sort_values(["disease", "state", "year"], kind="stable").reset_index(drop=True)
+    lagged = cases[["disease", "state", "year", "cases", "weeks_reporting"]].assign(
+        year=lambda f: f["year"] + _DISEASE_HORIZON
+    )
+    lagged = lagged.rename(columns={"cases": "cases_lag5", "weeks_reporting": "weeks_reporting_lag5"})
+    # The first five years of each state's series have no lag to start from: they are left out.
+    frame = cases.merge(lagged, on=["disease", "state", "year"], how="inner")
+    frame = frame[["disease", "state", "year", "population", "cases_lag5", "weeks_reporting_lag5", "cases"]]
+    frame = frame.sort_values(["year", "disease", "state"], kind="stable").reset_index(drop=True)
+    is_test = frame["year"] > frame.groupby("disease")["year"].transform("max") - _DISEASE_HORIZON
+    frame.insert(0, "id", np.arange(1, len(frame) + 1))
+    train, test = frame[~is_test].reset_index(drop=True), frame[is_test].reset_index(drop=True)
+    return simple_prepared(train, test, "id", {"cases": float(train["cases"].median())})
+
+
 SPECS: tuple[CompetitionSpec, ...] = (
     CompetitionSpec(
         id="movielens-next-favorites",
@@ -296,5 +397,60 @@ SPECS: tuple[CompetitionSpec, ...] = (
             "Chicago Transit Authority ridership with weather and game schedules (Kuhn & Johnson, 2020)",
         ),
         prepare=_chicago_ridership,
+    ),
+    CompetitionSpec(
+        id="movie-genre-flags",
+        title="Movie Genre Flags: seven IMDb genres from runtime, budget and the rating histogram",
+        category=Category.OTHER,
+        metric="mean_column_roc_auc",
+        higher_is_better=True,
+        id_column="movie_id",
+        target_columns=tuple(_GENRES.values()),
+        source=rdataset_source(
+            "ggplot2movies", "movies", "IMDb movie information and user ratings (Wickham; a seeded 16,000 of 58,788)"
+        ),
+        prepare=_movie_genres,
+    ),
+    CompetitionSpec(
+        id="gapminder-five-year-outlook",
+        title="Gapminder Five-Year Outlook: life expectancy, fertility and infant mortality by country",
+        category=Category.OTHER,
+        metric="mean_column_rmsle",
+        higher_is_better=False,
+        id_column="id",
+        target_columns=tuple(_GAPMINDER_TARGETS),
+        source=rdataset_source("dslabs", "gapminder", "Gapminder Foundation country indicators 1960-2016 (Irizarry)"),
+        prepare=_gapminder,
+    ),
+    CompetitionSpec(
+        id="victoria-electricity-demand",
+        title="Victoria Electricity Demand: forecast eight weeks of half-hourly load",
+        category=Category.OTHER,
+        metric="mae",
+        higher_is_better=False,
+        id_column="id",
+        target_columns=("demand",),
+        source=rdataset_source(
+            "fpp2",
+            "elecdemand",
+            "half-hourly electricity demand in Victoria, Australia, 2014, with Melbourne temperatures "
+            "(Hyndman & Athanasopoulos, Forecasting: Principles and Practice)",
+        ),
+        prepare=_electricity_demand,
+    ),
+    CompetitionSpec(
+        id="us-disease-case-forecast",
+        title="US Disease Case Forecast: yearly cases of seven diseases in every state",
+        category=Category.OTHER,
+        metric="rmsle",
+        higher_is_better=False,
+        id_column="id",
+        target_columns=("cases",),
+        source=rdataset_source(
+            "dslabs",
+            "us_contagious_diseases",
+            "yearly reported cases by US state from Project Tycho (Irizarry)",
+        ),
+        prepare=_disease_cases,
     ),
 )

@@ -21,6 +21,8 @@ R_PACKAGE_LICENSES: dict[str, str] = {
     "dplyr": "MIT",
     "openintro": "GPL-3",
     "carData": "GPL (>= 2)",
+    "ggplot2movies": "GPL-3",
+    "fpp2": "GPL-3",
 }
 
 
