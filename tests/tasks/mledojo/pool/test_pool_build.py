@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool, get_spec
+from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool, get_spec, pool_split
 from wmrl_tasks.mledojo.pool.build import STAMP_FILE, default_root
 
 SMALL = ["credit-scoring-f1", "leaf-species-flavia"]
@@ -101,7 +101,8 @@ def test_default_root_follows_wmrl_cache_dir(monkeypatch: pytest.MonkeyPatch, tm
     assert default_root().parent == tmp_path / "mledojo-pool"
 
 
-def test_pool_has_at_least_sixteen_competitions_balanced_by_category() -> None:
+def test_pool_has_at_least_32_competitions_balanced_by_category_with_ten_held_out() -> None:
     categories = pd.Series([get_spec(i).category.value for i in POOL_IDS]).value_counts()
-    assert len(POOL_IDS) >= 16 and len(set(POOL_IDS)) == len(POOL_IDS)
+    assert len(POOL_IDS) >= 32 and len(set(POOL_IDS)) == len(POOL_IDS)
     assert categories.min() == categories.max()
+    assert len(pool_split()["held-out"]) >= 10
