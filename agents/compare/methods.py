@@ -6,7 +6,8 @@
 - ablations (``--ablation``): ``debias_only`` and ``denoise_only``, the corrected source with one correction off,
   and ``ppi``, the same anchors and map with the prediction-powered estimator in place of the inverse-variance
   fusion, and ``adaptive``, the anchor fraction set each step from the measured noise and the declared cost of a
-  real run against a prediction (`ADAPTIVE_COST_RATIO`) (both options beyond the paper, `wmrl_envs.corrections.ppi` and `.adaptive`).
+  prediction against a real run, `ADAPTIVE_COST_RATIO` (both options beyond the paper, `wmrl_envs.corrections.ppi`
+  and `.adaptive`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ _ESTIMATOR = {"ppi": "ppi"}
 """Methods that combine the groups otherwise than by the paper's fusion."""
 ADAPTIVE_COST_RATIO = 0.1
 """Prediction cost / real-run cost that ``adaptive`` allocates with, declared so that a seed reproduces its run:
-compare-quick's world-model-only runs measured 0.12 s a prediction against 1.13 s of wall time a real run."""
+the 16-competition compare-quick published at 98aad63 measured 0.12 s a prediction (world-model-only runs) against
+1.13 s of wall time a real run (real GRPO)."""
 
 
 def config_for(method: str, config: GRPOConfig) -> GRPOConfig:

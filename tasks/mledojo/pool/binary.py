@@ -8,6 +8,8 @@ output: probabilities are ranked, calibrated or thresholded depending on the met
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from wmrl_envs.competition import Category
@@ -18,11 +20,30 @@ from .spec import CompetitionSpec, Prepared, random_split, simple_prepared
 __all__ = ["SPECS"]
 
 
-def _telco_churn(rng: np.random.Generator) -> Prepared:
-    frame = load_rdataset("modeldata", "wa_churn")
-    frame["churn"] = (frame.pop("churn") == "Yes").astype(int)
-    train, test = random_split(frame, "customer_id", 0.3, rng, start=10001)
-    return simple_prepared(train, test, "customer_id", {"churn": 0.5})
+def _yes_or_no(
+    package: str,
+    item: str,
+    *,
+    label: str,
+    positive: str,
+    target: str,
+    id_column: str,
+    sample: float,
+    start: int = 1,
+    drop: tuple[str, ...] = (),
+) -> Callable[[np.random.Generator], Prepared]:
+    """The `prepare` of a binary competition on one R dataset: `label` == `positive` becomes the 0/1 `target`.
+
+    `drop` names columns that must not reach the agent; `sample` is the sample submission's constant.
+    """
+
+    def prepare(rng: np.random.Generator) -> Prepared:
+        frame = load_rdataset(package, item).drop(columns=list(drop))
+        frame[target] = (frame.pop(label) == positive).astype(int)
+        train, test = random_split(frame, id_column, 0.3, rng, start=start)
+        return simple_prepared(train, test, id_column, {target: sample})
+
+    return prepare
 
 
 def _flight_delays(rng: np.random.Generator) -> Prepared:
@@ -45,50 +66,6 @@ def _flight_delays(rng: np.random.Generator) -> Prepared:
     )
 
 
-def _loan_default(rng: np.random.Generator) -> Prepared:
-    frame = load_rdataset("modeldata", "lending_club")
-    frame["bad_loan"] = (frame.pop("Class") == "bad").astype(int)
-    train, test = random_split(frame, "loan_id", 0.3, rng, start=1)
-    return simple_prepared(train, test, "loan_id", {"bad_loan": 0.0})
-
-
-def _credit_risk(rng: np.random.Generator) -> Prepared:
-    frame = load_rdataset("modeldata", "credit_data")
-    frame["default"] = (frame.pop("Status") == "bad").astype(int)
-    train, test = random_split(frame, "Id", 0.3, rng, start=1)
-    return simple_prepared(train, test, "Id", {"default": 0})
-
-
-def _employee_attrition(rng: np.random.Generator) -> Prepared:
-    frame = load_rdataset("modeldata", "attrition")
-    frame["attrition"] = (frame.pop("Attrition") == "Yes").astype(int)
-    train, test = random_split(frame, "employee_id", 0.3, rng, start=1001)
-    return simple_prepared(train, test, "employee_id", {"attrition": 0.5})
-
-
-def _taxi_tips(rng: np.random.Generator) -> Prepared:
-    frame = load_rdataset("modeldata", "taxi")
-    frame["tip"] = (frame.pop("tip") == "yes").astype(int)
-    train, test = random_split(frame, "trip_id", 0.3, rng, start=1)
-    return simple_prepared(train, test, "trip_id", {"tip": 0.9})
-
-
-def _carrier_churn(rng: np.random.Generator) -> Prepared:
-    frame = load_rdataset("modeldata", "mlc_churn")
-    frame["churn"] = (frame.pop("churn") == "yes").astype(int)
-    train, test = random_split(frame, "account_id", 0.3, rng, start=1)
-    return simple_prepared(train, test, "account_id", {"churn": 0})
-
-
-def _cell_segmentation(rng: np.random.Generator) -> Prepared:
-    frame = load_rdataset("modeldata", "cells")
-    # `case` is the original study's own train/test assignment, not a property of the cell.
-    frame = frame.drop(columns=["case"])
-    frame["poorly_segmented"] = (frame.pop("class") == "PS").astype(int)
-    train, test = random_split(frame, "cell_id", 0.3, rng, start=1)
-    return simple_prepared(train, test, "cell_id", {"poorly_segmented": 1})
-
-
 SPECS: tuple[CompetitionSpec, ...] = (
     CompetitionSpec(
         id="telco-customer-churn",
@@ -99,7 +76,16 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="customer_id",
         target_columns=("churn",),
         source=rdataset_source("modeldata", "wa_churn", "IBM Watson Analytics telco churn sample"),
-        prepare=_telco_churn,
+        prepare=_yes_or_no(
+            "modeldata",
+            "wa_churn",
+            label="churn",
+            positive="Yes",
+            target="churn",
+            id_column="customer_id",
+            sample=0.5,
+            start=10001,
+        ),
     ),
     CompetitionSpec(
         id="nyc-flight-delays",
@@ -125,7 +111,15 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="loan_id",
         target_columns=("bad_loan",),
         source=rdataset_source("modeldata", "lending_club", "Lending Club public loan data, 2016 Q1"),
-        prepare=_loan_default,
+        prepare=_yes_or_no(
+            "modeldata",
+            "lending_club",
+            label="Class",
+            positive="bad",
+            target="bad_loan",
+            id_column="loan_id",
+            sample=0.0,
+        ),
     ),
     CompetitionSpec(
         id="credit-scoring-f1",
@@ -136,7 +130,9 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="Id",
         target_columns=("default",),
         source=rdataset_source("modeldata", "credit_data", "consumer credit applications from a Spanish bank"),
-        prepare=_credit_risk,
+        prepare=_yes_or_no(
+            "modeldata", "credit_data", label="Status", positive="bad", target="default", id_column="Id", sample=0
+        ),
     ),
     CompetitionSpec(
         id="employee-attrition",
@@ -147,7 +143,16 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="employee_id",
         target_columns=("attrition",),
         source=rdataset_source("modeldata", "attrition", "IBM Watson Analytics HR employee attrition sample"),
-        prepare=_employee_attrition,
+        prepare=_yes_or_no(
+            "modeldata",
+            "attrition",
+            label="Attrition",
+            positive="Yes",
+            target="attrition",
+            id_column="employee_id",
+            sample=0.5,
+            start=1001,
+        ),
     ),
     CompetitionSpec(
         id="chicago-taxi-tips",
@@ -158,7 +163,9 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="trip_id",
         target_columns=("tip",),
         source=rdataset_source("modeldata", "taxi", "City of Chicago taxi trips, 2022"),
-        prepare=_taxi_tips,
+        prepare=_yes_or_no(
+            "modeldata", "taxi", label="tip", positive="yes", target="tip", id_column="trip_id", sample=0.9
+        ),
     ),
     CompetitionSpec(
         id="mobile-carrier-churn",
@@ -169,7 +176,9 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="account_id",
         target_columns=("churn",),
         source=rdataset_source("modeldata", "mlc_churn", "MLC++ telecom churn benchmark data"),
-        prepare=_carrier_churn,
+        prepare=_yes_or_no(
+            "modeldata", "mlc_churn", label="churn", positive="yes", target="churn", id_column="account_id", sample=0
+        ),
     ),
     CompetitionSpec(
         id="cell-segmentation-quality",
@@ -180,6 +189,15 @@ SPECS: tuple[CompetitionSpec, ...] = (
         id_column="cell_id",
         target_columns=("poorly_segmented",),
         source=rdataset_source("modeldata", "cells", "Hill et al. (2007) high-content screening images"),
-        prepare=_cell_segmentation,
+        prepare=_yes_or_no(  # `case` is the original study's own train/test assignment, not a property of the cell
+            "modeldata",
+            "cells",
+            label="class",
+            positive="PS",
+            target="poorly_segmented",
+            id_column="cell_id",
+            sample=1,
+            drop=("case",),
+        ),
     ),
 )
