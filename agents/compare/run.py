@@ -23,7 +23,7 @@ from wmrl_agents.compare.degraded import QUALITY_LEVELS, DegradedPredictor
 from wmrl_agents.compare.memo import MemoizedExecutor
 from wmrl_agents.compare.methods import USES_WORLD_MODEL
 from wmrl_agents.compare.presets import ComparePreset
-from wmrl_agents.compare.summary import SWEPT, summarize, summarize_sweep
+from wmrl_agents.compare.summary import COST_KEYS, SWEPT, summarize, summarize_sweep
 from wmrl_agents.compare.training import POLICY, TrainedMethod, train_method
 from wmrl_agents.compare.world_model import BuiltWorldModel, build_world_model
 from wmrl_agents.grpo.config import GRPOConfig
@@ -363,7 +363,7 @@ def pool_runs(preset: ComparePreset, run_dirs: Sequence[Path]) -> dict[str, Any]
         if not files:
             raise ValueError(f"{run_dir} holds no seed-N/compare.json: point --pool at the --run-dir of a comparison")
         for path in files:
-            report = json.loads(path.read_text(encoding="utf-8"))
+            report = _read_seed_report(path)
             if report["preset"] != preset.name:
                 raise ValueError(f"{path} is a {report['preset']!r} comparison, not {preset.name!r}; pass --preset")
             by_seed[report["seed"]] = (
@@ -375,6 +375,37 @@ def pool_runs(preset: ComparePreset, run_dirs: Sequence[Path]) -> dict[str, Any]
         pooled["sweep"] = summarize_sweep(reports)
     pooled["pooled_from"] = [str(d) for d in run_dirs]
     return pooled
+
+
+def _read_seed_report(path: Path) -> dict[str, Any]:
+    """One seed's report, refused with the reason if it is unreadable or lacks what pooling reads (an older
+    wmrl's report has no such cost keys as the world model's sandbox runs)."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a readable seed report ({error}); re-run that seed") from error
+    missing = _missing_keys(report)
+    if missing:
+        raise ValueError(
+            f"{path} lacks {'; '.join(missing)}: it was written by another wmrl version or damaged; re-run that "
+            "seed with this version (wmrl compare --seed N --seeds 1 --run-dir DIR) and pool again"
+        )
+    return report
+
+
+def _missing_keys(report: Any) -> list[str]:
+    """What a seed report lacks of the keys pooling reads, e.g. ``["wmrl: world_model_cpu_s"]``."""
+    if not isinstance(report, dict):
+        return ["a JSON object"]
+    missing = [key for key in ("preset", "seed", "methods", "initial") if key not in report]
+    methods = report.get("methods")
+    if not isinstance(methods, dict):
+        return [*missing, "methods as an object"] if "methods" in report else missing
+    for method, row in methods.items():
+        needed = (*COST_KEYS, "heldout_avg_at_k", "learning_curve")
+        absent = [key for key in needed if key not in row] if isinstance(row, dict) else ["an object"]
+        missing += [f"{method}: {', '.join(absent)}"] if absent else []
+    return missing
 
 
 def _merge(kept: dict[str, Any], other: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -203,3 +203,29 @@ def test_the_command_offers_exactly_the_methods_the_package_knows() -> None:
     from wmrl_agents.commands import compare
 
     assert compare._METHODS == METHODS and compare._ABLATIONS == ABLATIONS
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda report: report["methods"]["wmrl"].pop("world_model_cpu_s"), "wmrl: world_model_cpu_s"),
+        (lambda report: report.pop("methods"), "methods"),
+        (lambda report: report["methods"].update(wmrl=3), "wmrl: an object"),
+    ],
+)
+def test_pooling_a_seed_report_of_another_version_names_what_it_lacks_and_how_to_redo_it(
+    tmp_path: Path, damage, named: str
+) -> None:
+    report = {**_seed(0, 0.0), "preset": "smoke"}
+    damage(report)
+    (tmp_path / "seed-0").mkdir()
+    (tmp_path / "seed-0" / "compare.json").write_text(json.dumps(report))
+    with pytest.raises(ValueError, match=f"lacks .*{named}.*re-run that seed"):
+        pool_runs(compare_preset("smoke"), [tmp_path])
+
+
+def test_pooling_a_truncated_seed_report_says_it_is_unreadable(tmp_path: Path) -> None:
+    (tmp_path / "seed-0").mkdir()
+    (tmp_path / "seed-0" / "compare.json").write_text(json.dumps({**_seed(0, 0.0), "preset": "smoke"})[:200])
+    with pytest.raises(ValueError, match="not a readable seed report"):
+        pool_runs(compare_preset("smoke"), [tmp_path])
