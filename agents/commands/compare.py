@@ -76,9 +76,10 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         nargs="+",
         default=None,
-        metavar="RUN_DIR",
-        help="train nothing: pool the seed reports (seed-N/compare.json) of these run folders, e.g. seeds run in "
-        "separate processes or machines, into one report with intervals",
+        metavar="RUN_DIR_OR_JSON",
+        help="train nothing: pool the seed reports of these run folders (seed-N/compare.json, e.g. seeds run in "
+        "separate processes or machines) or of reports wmrl compare wrote (e.g. leaderboards/compare-quick.json), "
+        "into one report with intervals; a seed found in several is merged and must reproduce",
     )
     compare.add_argument("--data-root", type=Path, default=None, help="a folder of prepared competitions")
     compare.set_defaults(func=run_compare_command)

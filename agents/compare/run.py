@@ -353,41 +353,65 @@ def corrections_curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return curve
 
 
-def pool_runs(preset: ComparePreset, run_dirs: Sequence[Path]) -> dict[str, Any]:
-    """The pooled report of the seed reports (``seed-N/compare.json``) in `run_dirs`, run apart (other processes
-    or machines). A seed found twice is merged: its methods from both (a method both ran must have scored the
-    same, since a seed reproduces), and the sweep from whichever ran it."""
+def pool_runs(preset: ComparePreset, sources: Sequence[Path]) -> dict[str, Any]:
+    """The pooled report of the seed reports in `sources`: run folders (their ``seed-N/compare.json``, seeds run
+    apart in other processes or machines) or pooled reports (a published ``compare-<preset>.json``, whose
+    ``per_seed`` holds each seed's whole report). A seed found twice is merged: its methods from both (a method
+    both ran must have scored the same, since a seed reproduces), and the sweep from whichever ran it; so a
+    published table can gain seeds or the sweep without re-running it."""
     by_seed: dict[int, dict[str, Any]] = {}
-    for run_dir in run_dirs:
-        files = sorted(Path(run_dir).glob("seed-*/compare.json"))
-        if not files:
-            raise ValueError(f"{run_dir} holds no seed-N/compare.json: point --pool at the --run-dir of a comparison")
-        for path in files:
-            report = _read_seed_report(path)
+    for source in sources:
+        for report, origin in _seed_reports(Path(source)):
             if report["preset"] != preset.name:
-                raise ValueError(f"{path} is a {report['preset']!r} comparison, not {preset.name!r}; pass --preset")
+                raise ValueError(f"{origin} is a {report['preset']!r} comparison, not {preset.name!r}; pass --preset")
             by_seed[report["seed"]] = (
-                _merge(by_seed[report["seed"]], report, path) if report["seed"] in by_seed else report
+                _merge(by_seed[report["seed"]], report, origin) if report["seed"] in by_seed else report
             )
     reports = [by_seed[seed] for seed in sorted(by_seed)]
     pooled = summarize(preset, reports, preset.train)
     if any(r.get("sweep") for r in reports):
         pooled["sweep"] = summarize_sweep(reports)
-    pooled["pooled_from"] = [str(d) for d in run_dirs]
+    pooled["pooled_from"] = [str(d) for d in sources]
     return pooled
 
 
-def _read_seed_report(path: Path) -> dict[str, Any]:
-    """One seed's report, refused with the reason if it is unreadable or lacks what pooling reads (an older
-    wmrl's report has no such cost keys as the world model's sandbox runs)."""
+def _seed_reports(source: Path) -> list[tuple[dict[str, Any], str]]:
+    """Each seed report in a run folder or a pooled report file, with where it came from (for errors)."""
+    if source.is_file():
+        pooled = _read_report(source)
+        per_seed = pooled.get("per_seed") if isinstance(pooled, dict) else None
+        if not isinstance(per_seed, dict) or not per_seed:
+            raise ValueError(
+                f"{source} has no per_seed reports: pool the JSON that wmrl compare wrote, or a run folder"
+            )
+        return [
+            (_checked(report, f"{source} (seed {seed})"), f"{source} (seed {seed})")
+            for seed, report in per_seed.items()
+        ]
+    files = sorted(source.glob("seed-*/compare.json"))
+    if not files:
+        raise ValueError(
+            f"{source} holds no seed-N/compare.json: point --pool at the --run-dir of a comparison or at the "
+            "compare-<preset>.json it wrote"
+        )
+    return [(_checked(_read_report(path), str(path)), str(path)) for path in files]
+
+
+def _read_report(path: Path) -> Any:
+    """A report file's JSON, refused with the reason if it cannot be read."""
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a readable seed report ({error}); re-run that seed") from error
+
+
+def _checked(report: Any, origin: str) -> dict[str, Any]:
+    """`report`, refused if it lacks what pooling reads (an older wmrl's report has no such cost keys as the
+    world model's sandbox runs)."""
     missing = _missing_keys(report)
     if missing:
         raise ValueError(
-            f"{path} lacks {'; '.join(missing)}: it was written by another wmrl version or damaged; re-run that "
+            f"{origin} lacks {'; '.join(missing)}: it was written by another wmrl version or damaged; re-run that "
             "seed with this version (wmrl compare --seed N --seeds 1 --run-dir DIR) and pool again"
         )
     return report
@@ -408,12 +432,12 @@ def _missing_keys(report: Any) -> list[str]:
     return missing
 
 
-def _merge(kept: dict[str, Any], other: dict[str, Any], path: Path) -> dict[str, Any]:
+def _merge(kept: dict[str, Any], other: dict[str, Any], origin: str) -> dict[str, Any]:
     for method, row in other["methods"].items():
         mine = kept["methods"].get(method)
         if mine is not None and mine["heldout_avg_at_k"] != row["heldout_avg_at_k"]:
             raise ValueError(
-                f"seed {other['seed']}: {method} scored {row['heldout_avg_at_k']} in {path} but "
+                f"seed {other['seed']}: {method} scored {row['heldout_avg_at_k']} in {origin} but "
                 f"{mine['heldout_avg_at_k']} elsewhere; the same seed must reproduce (same preset and code?)"
             )
     merged = {**other, **kept, "methods": {**other["methods"], **kept["methods"]}}

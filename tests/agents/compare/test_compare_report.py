@@ -229,3 +229,27 @@ def test_pooling_a_truncated_seed_report_says_it_is_unreadable(tmp_path: Path) -
     (tmp_path / "seed-0" / "compare.json").write_text(json.dumps({**_seed(0, 0.0), "preset": "smoke"})[:200])
     with pytest.raises(ValueError, match="not a readable seed report"):
         pool_runs(compare_preset("smoke"), [tmp_path])
+
+
+def test_a_published_report_pools_with_new_seeds_and_a_rerun_method_must_reproduce_it(tmp_path: Path) -> None:
+    published = summarize(
+        compare_preset("smoke"), [{**_seed(s, 0.01 * s), "preset": "smoke"} for s in (0, 1)], preset("smoke")
+    )
+    json_path, _ = write_report(published, tmp_path / "board")
+    later = {**_seed(2, 0.02), "preset": "smoke"}
+    (tmp_path / "more" / "seed-2").mkdir(parents=True)
+    (tmp_path / "more" / "seed-2" / "compare.json").write_text(json.dumps(later))
+    rerun = {**_seed(1, 0.01), "preset": "smoke"}
+    rerun["methods"] = {"wmrl": rerun["methods"]["wmrl"]}
+    (tmp_path / "more" / "seed-1").mkdir(parents=True)
+    (tmp_path / "more" / "seed-1" / "compare.json").write_text(json.dumps(rerun))
+    pooled = pool_runs(compare_preset("smoke"), [json_path, tmp_path / "more"])
+    assert pooled["seeds"] == [0, 1, 2] and pooled["methods"]["real"]["heldout"]["n"] == 3
+    assert pooled["methods"]["wmrl"]["heldout"]["mean"] == pytest.approx(0.46)
+    rerun["methods"]["wmrl"]["heldout_avg_at_k"] = 0.1
+    (tmp_path / "more" / "seed-1" / "compare.json").write_text(json.dumps(rerun))
+    with pytest.raises(ValueError, match=r"seed 1: wmrl scored 0.1 in .*must reproduce"):
+        pool_runs(compare_preset("smoke"), [json_path, tmp_path / "more"])
+    (tmp_path / "bare.json").write_text(json.dumps({"methods": {}}))
+    with pytest.raises(ValueError, match="no per_seed reports"):
+        pool_runs(compare_preset("smoke"), [tmp_path / "bare.json"])
