@@ -47,7 +47,7 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
     """Run the comparison, print its table, write the leaderboard files."""
     from wmrl_agents.libero.compare import LiberoCompareSettings, run_libero_compare
     from wmrl_agents.libero.compare_report import table_rows, write_libero_compare
-    from wmrl_tasks.libero.suites import TASKS_PER_SUITE, parse_task_ids
+    from wmrl_tasks.libero.suites import TASKS_PER_SUITE, parse_index_list, parse_task_ids
 
     from wmrl_envs import console
 
@@ -57,7 +57,7 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
         progress_model=str(args.progress_model),
         suite=args.suite,
         task_ids=tuple(task_ids),
-        seeds=_int_list(args.seeds, "--seeds"),
+        seeds=parse_index_list(args.seeds, "--seeds"),
         steps=args.steps,
         groups_per_step=args.groups,
         group_size=args.group_size,
@@ -65,7 +65,7 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
         image_size=args.image_size,
         learning_rate=args.lr,
         anchor_fraction=args.anchor_fraction,
-        eval_init_states=_int_list(args.eval_init_states, "--eval-init-states"),
+        eval_init_states=parse_index_list(args.eval_init_states, "--eval-init-states"),
         parallel_envs=args.parallel_envs,
         assets_dir=args.assets_dir,
         methods=tuple(args.methods),
@@ -83,18 +83,3 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
     console.table(f"GRPO on {args.suite} three ways (lite assets)", table_rows(report))
     console.note(f"wrote {json_path} and {png_path}")
     return 0
-
-
-def _int_list(text: str, flag: str) -> tuple[int, ...]:
-    """'0,1' or '16-23' as integers; a clear error naming `flag` otherwise."""
-    try:
-        if "-" in text and "," not in text:
-            first, last = (int(part) for part in text.split("-"))
-            values = tuple(range(first, last + 1))
-        else:
-            values = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise SystemExit(f"{flag} takes integers like '0,1' or a range '16-23', got {text!r}") from None
-    if not values:
-        raise SystemExit(f"{flag} names no integers (got {text!r}); give e.g. '0,1' or '16-23'")
-    return values

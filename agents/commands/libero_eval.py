@@ -33,7 +33,11 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--temperature", type=float, default=None, help="sampling temperature (default: 0 for K=1, else 1)"
     )
-    cmd.add_argument("--init-states", default="eval", help="'eval' (all 50), 'train' (first 16) or indices 0,3,7")
+    cmd.add_argument(
+        "--init-states",
+        default="eval",
+        help="'eval' (all 50), 'train' (first 16) or indices and ranges: 0,3,7 or 40-47",
+    )
     cmd.add_argument("--seed", type=int, default=0, help="base seed of every episode's env seed and sampler")
     cmd.add_argument("--horizon", type=int, default=None, help="steps per episode (default: the suite's limit)")
     cmd.add_argument("--image-size", type=int, default=128, help="camera size in pixels (default: 128)")
@@ -56,7 +60,7 @@ def run_libero_eval(args: argparse.Namespace) -> int:
     from wmrl_agents.libero.evaluate import evaluate_vla
     from wmrl_agents.libero.leaderboard import write_libero_leaderboard
     from wmrl_agents.libero.sources import build_progress_model
-    from wmrl_tasks.libero.suites import TASKS_PER_SUITE, parse_task_ids
+    from wmrl_tasks.libero.suites import TASKS_PER_SUITE, parse_init_states, parse_task_ids
 
     from wmrl_envs import console
 
@@ -70,7 +74,7 @@ def run_libero_eval(args: argparse.Namespace) -> int:
         task_ids=task_ids,
         k=args.k,
         seed=args.seed,
-        init_states=_init_states(args.init_states),
+        init_states=parse_init_states(args.init_states),
         temperature=args.temperature,
         horizon=args.horizon,
         image_size=args.image_size,
@@ -115,12 +119,3 @@ def _policy(spec: str, seed: int) -> Any:
     from wmrl_agents.policies.factory import make_policy
 
     return make_policy(spec, seed=seed)
-
-
-def _init_states(text: str) -> str | list[int]:
-    if text in ("eval", "train"):
-        return text
-    try:
-        return [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ValueError(f"--init-states must be 'eval', 'train' or comma-separated indices, got {text!r}") from None

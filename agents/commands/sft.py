@@ -37,6 +37,12 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     sft.add_argument("--epochs", type=int, default=10, help="passes over every demonstration step (default: 10)")
     sft.add_argument("--batch-size", type=int, default=64, help="steps per optimizer step (default: 64)")
     sft.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate (default: 1e-3)")
+    sft.add_argument(
+        "--lr-schedule",
+        default="constant",
+        choices=("constant", "cosine"),
+        help="learning rate over the run: constant, or cosine decay to 0 by the last update (default: constant)",
+    )
     sft.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default: 0)")
     sft.add_argument("--seed", type=int, default=0, help="seed of the policy's initial weights and the step order")
     sft.add_argument(
@@ -64,6 +70,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         batch_size=args.batch_size,
         learning_rate=args.lr,
+        lr_schedule=args.lr_schedule,
         weight_decay=args.weight_decay,
         seed=args.seed,
         shift_pixels=args.shift_pixels,

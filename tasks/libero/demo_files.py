@@ -14,7 +14,9 @@ upside-down convention, which the file says), ``ee_pos``, ``ee_ori``, ``ee_state
 
 One deliberate difference: step t pairs action t with the observation the expert
 acted on, not the one that followed it (LIBERO's replay script records the latter,
-one control step late), which is the pairing behaviour cloning wants.
+one control step late), which is the pairing behaviour cloning wants. Files recorded
+with action noise (``env_args["action_noise"]`` > 0) hold the expert's actions, not the
+executed ones, so replaying their actions does not reproduce their states.
 """
 
 from __future__ import annotations
@@ -49,15 +51,20 @@ class RecordedDemo:
         return len(self.actions)
 
 
-def record_expert_episode(env: Any, init_state: int, seed: int) -> RecordedDemo:
-    """Run the scripted expert from official initial state `init_state` of `env` (a `LiberoEnv` with both cameras)."""
+def record_expert_episode(env: Any, init_state: int, seed: int, action_noise: float = 0.0) -> RecordedDemo:
+    """Run the scripted expert from official initial state `init_state` of `env` (a `LiberoEnv` with both cameras);
+    with `action_noise` the executed actions are perturbed and the recorded ones stay the expert's (`run_expert`)."""
     if set(env.cameras) != set(CAMERAS):
         raise ValueError(
             f"demonstrations record both cameras: make the env with cameras={tuple(CAMERAS)}, got {env.cameras}"
         )
     demo = RecordedDemo(init_state=init_state)
     episode = run_expert(
-        env, init_state, seed, on_step=lambda observation, action: _record_step(demo, env, observation, action)
+        env,
+        init_state,
+        seed,
+        on_step=lambda observation, action: _record_step(demo, env, observation, action),
+        action_noise=action_noise,
     )
     demo.success = episode.success
     return demo

@@ -306,12 +306,20 @@ def run_expert(
     seed: int,
     on_step: Callable[[dict[str, Any], np.ndarray], None] | None = None,
     settings: ExpertSettings | None = None,
+    action_noise: float = 0.0,
 ) -> ExpertEpisode:
     """Reset `env` (a `LiberoEnv`) to official initial state `init_state` and let the expert act until it ends.
 
-    `on_step(observation, action)` sees each observation with the action taken from it (demonstration recording).
+    `on_step(observation, action)` sees each observation with the expert's action from it (demonstration
+    recording). With `action_noise` > 0 the env executes that action plus Gaussian noise of that standard
+    deviation on its six arm dimensions (seeded by `seed`; the gripper is left alone), so the episode visits
+    states off the expert's path while the recorded actions stay the expert's corrections (DART, Laskey et al.
+    2017): a policy cloned from them learns to recover from its own drift.
     """
+    if not 0.0 <= action_noise <= 1.0:
+        raise ValueError(f"action_noise must be in [0, 1] (action units), got {action_noise}")
     expert = ScriptedExpert(env, settings)
+    noise = np.random.default_rng(seed)
     observation, _ = env.reset(seed=seed, options={"init_state": init_state})
     done = cut = False
     steps = 0
@@ -319,6 +327,10 @@ def run_expert(
         action = expert.act()
         if on_step is not None:
             on_step(observation, action)
-        observation, _, done, cut, _ = env.step(action)
+        executed = action
+        if action_noise > 0.0:
+            executed = action.copy()
+            executed[:6] = np.clip(action[:6] + noise.normal(0.0, action_noise, 6), -1.0, 1.0)
+        observation, _, done, cut, _ = env.step(executed)
         steps += 1
     return ExpertEpisode(init_state=init_state, success=bool(done), steps=steps)

@@ -28,6 +28,8 @@ __all__ = [
     "LiberoTask",
     "check_suite",
     "load_task",
+    "parse_index_list",
+    "parse_init_states",
     "parse_task_ids",
     "select_init_states",
 ]
@@ -130,3 +132,29 @@ def parse_task_ids(text: str, available: int) -> list[int]:
     if not ids or bad:
         raise ValueError(f"--tasks must name tasks in [0, {available - 1}] of the suite, got {text!r}")
     return ids
+
+
+def parse_index_list(text: str, flag: str) -> tuple[int, ...]:
+    """Non-negative integers from a command line: ``"0,3,7"``, ranges ``"40-47"`` or both (``"0-3,9"``), in order.
+
+    ValueError naming `flag` and an example when `text` is not that.
+    """
+    values: list[int] = []
+    try:
+        for part in (p.strip() for p in text.split(",")):
+            first, dash, last = part.partition("-")
+            if not dash:
+                values.append(int(part))
+                continue
+            low, high = int(first), int(last)
+            if low > high:
+                raise ValueError(part)
+            values.extend(range(low, high + 1))
+    except ValueError:
+        raise ValueError(f"{flag} takes integers like '0,3,7' or ranges like '40-47', got {text!r}") from None
+    return tuple(values)
+
+
+def parse_init_states(text: str, flag: str = "--init-states") -> str | tuple[int, ...]:
+    """Initial states from a command line: ``"train"`` (first 16), ``"eval"`` (all 50) or indices and ranges."""
+    return text if text in INIT_STATE_SETS else parse_index_list(text, flag)

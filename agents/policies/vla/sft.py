@@ -13,7 +13,8 @@ any `VLAPolicy`:
    is scored by the policy's own `score_tokens`, the function GRPO's update calls,
    so warm start and RL optimise one likelihood;
 3. the loss is the mean negative log-likelihood per action token, minimised with
-   AdamW and gradient clipping; steps are shuffled with a seeded generator;
+   AdamW and gradient clipping (at a constant or cosine-decayed learning rate);
+   steps are shuffled with a seeded generator;
 4. optionally each training image is shifted by a few pixels (`shift_pixels`,
    `wmrl_agents.policies.vla.augment`), so few demonstrations overfit less.
 
@@ -25,6 +26,7 @@ starts its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +39,18 @@ from wmrl_agents.policies.vla.base import ACTION_DIM, ActionTrajectory, VLAPolic
 from wmrl_agents.policies.vla.demos import Demonstration
 from wmrl_agents.policy import Episode, Sample
 
-__all__ = ["DemoSteps", "SFTConfig", "demo_nll", "demo_steps", "save_policy_checkpoint", "train_on_demos"]
+__all__ = [
+    "LR_SCHEDULES",
+    "DemoSteps",
+    "SFTConfig",
+    "demo_nll",
+    "demo_steps",
+    "learning_rate_at",
+    "save_policy_checkpoint",
+    "train_on_demos",
+]
+
+LR_SCHEDULES = ("constant", "cosine")
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,9 @@ class SFTConfig:
     """Seeds the order of the steps (and the image shifts)."""
     shift_pixels: int = 0
     """Shift every training image by up to this many pixels (0: no augmentation)."""
+    lr_schedule: str = "constant"
+    """``"constant"``, or ``"cosine"``: the learning rate falls from `learning_rate` to 0 over the run's updates,
+    so the last epochs settle instead of jumping around the minimum at full step size."""
 
     def __post_init__(self) -> None:
         bad = [
@@ -71,6 +87,8 @@ class SFTConfig:
             bad.append("learning_rate (> 0)")
         if not self.weight_decay >= 0 or not self.max_grad_norm >= 0:
             bad.append("weight_decay / max_grad_norm (>= 0)")
+        if self.lr_schedule not in LR_SCHEDULES:
+            bad.append(f"lr_schedule (one of {', '.join(LR_SCHEDULES)})")
         if bad:
             raise ValueError(f"invalid SFTConfig: {', '.join(bad)} (got {self!r})")
 
@@ -130,10 +148,15 @@ def train_on_demos(
             return shift_images(inputs, config.shift_pixels, rng)
 
     history = []
+    updates = config.epochs * -(-len(index) // config.batch_size)
+    done = 0
     for epoch in range(1, config.epochs + 1):
         order = index[rng.permutation(len(index))]
         total, tokens = 0.0, 0
         for start in range(0, len(order), config.batch_size):
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate_at(config, done, updates)
+            done += 1
             logprobs = _batch_logprobs(policy, steps, order[start : start + config.batch_size], augment)
             loss = -logprobs.mean()
             optimizer.zero_grad(set_to_none=True)
@@ -147,6 +170,13 @@ def train_on_demos(
             on_epoch(epoch, history[-1])
     optimizer.zero_grad(set_to_none=True)
     return history
+
+
+def learning_rate_at(config: SFTConfig, update: int, updates: int) -> float:
+    """The learning rate of 0-based optimizer step `update` of `updates` under `config.lr_schedule`."""
+    if config.lr_schedule == "constant":
+        return config.learning_rate
+    return config.learning_rate * 0.5 * (1.0 + math.cos(math.pi * update / updates))
 
 
 def demo_nll(policy: VLAPolicy, steps: DemoSteps, batch_size: int = 256) -> float:

@@ -109,6 +109,8 @@ def test_sft_and_libero_progress_train_on_the_scripted_demos(demo_run: tuple[Pat
         (["--suite", "libero_object", "--tasks", "10"], "tasks in [0, 9]"),
         (["--suite", "libero_object", "--episodes", "0"], "--episodes must be a positive int"),
         (["--suite", "libero_object", "--out-file"], "not a folder wmrl can write to"),
+        (["--suite", "libero_object", "--action-noise", "1.5"], "--action-noise must be in [0, 1]"),
+        (["--suite", "libero_object", "--init-states", "40-"], "--init-states takes integers like"),
     ],
 )
 def test_libero_demos_refuses_bad_arguments_before_simulating(
@@ -128,3 +130,36 @@ def test_libero_demos_refuses_an_unknown_suite(tmp_path: Path, capsys: pytest.Ca
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert "invalid choice: 'libero_objects'" in error and "libero_object" in error
+
+
+@pytest.mark.slow
+def test_noisy_demos_drift_off_the_clean_path_and_record_the_experts_own_actions(
+    demo_run: tuple[Path, dict], libero_assets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import h5py
+    from wmrl_agents.policies.vla.demos import read_demos
+
+    _, clean_summary = demo_run
+    args = ["libero-demos", "--suite", "libero_object", "--tasks", "0", "--episodes", "1", "--init-states", "0-3"]
+    args += ["--action-noise", "0.3", "--image-size", str(IMAGE_SIZE), "--assets-dir", str(libero_assets)]
+    assert main([*args, "--out", str(tmp_path / "noisy"), "--json"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["action_noise"] == 0.3 and summary["episodes"] == 1
+    if summary["file"] is None:
+        pytest.skip("the noisy expert episode failed, so nothing was written to compare")
+    (clean,) = read_demos(clean_summary["file"])
+    (noisy,) = read_demos(summary["file"])
+    with h5py.File(summary["file"], "r") as handle:
+        assert json.loads(handle["data"].attrs["env_args"])["action_noise"] == 0.3
+        assert handle["data/demo_0"].attrs["init_state"] == 0
+    np.testing.assert_allclose(noisy.states[0], clean.states[0], atol=1e-6)  # same start, seed and state
+    steps = min(len(clean), len(noisy))
+    assert np.abs(noisy.states[:steps] - clean.states[:steps]).max() > 0.01  # the arm went elsewhere
+
+    env = gym.make("WMRL-LIBERO-v0", cameras=(), suite="libero_object", task_id=0, assets_dir=libero_assets)
+    try:  # the recorded actions are the expert's commands, not what ran: replaying them retraces another path
+        env.reset(seed=0, options={"init_state": 0})
+        replayed = [env.step(action)[0]["state"] for action in noisy.actions[:40]]
+    finally:
+        env.close()
+    assert np.abs(np.stack(replayed)[:-1] - noisy.states[1:40]).max() > 0.005

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from vla_test_data import SMALL, coloured_demo, write_libero_file
 from wmrl_agents.checkpoint import CheckpointError, load_checkpoint
 from wmrl_agents.policies.factory import (
@@ -22,6 +25,7 @@ from wmrl_agents.policies.vla.sft import (
     SFTConfig,
     demo_nll,
     demo_steps,
+    learning_rate_at,
     save_policy_checkpoint,
     train_on_demos,
 )
@@ -127,3 +131,44 @@ def test_shifted_training_still_fits_the_demonstrations_and_leaves_the_stored_in
     assert all(np.array_equal(a, b.image) for a, b in zip(stored, steps.inputs[0], strict=True))
     with pytest.raises(ValueError, match="shift_pixels"):
         SFTConfig(shift_pixels=-1)
+
+
+@given(
+    lr=st.floats(1e-6, 1.0),
+    updates=st.integers(1, 10_000),
+    a=st.integers(0, 10_000),
+    b=st.integers(0, 10_000),
+)
+def test_the_cosine_schedule_starts_at_the_learning_rate_and_only_falls(
+    lr: float, updates: int, a: int, b: int
+) -> None:
+    config = SFTConfig(learning_rate=lr, lr_schedule="cosine")
+    early, late = sorted((a % updates, b % updates))
+    assert learning_rate_at(config, 0, updates) == pytest.approx(lr)
+    assert lr >= learning_rate_at(config, early, updates) >= learning_rate_at(config, late, updates) > 0.0
+    assert learning_rate_at(SFTConfig(learning_rate=lr), late, updates) == lr
+
+
+def _epoch_moves(demos: list[Demonstration], schedule: str) -> list[float]:
+    """How far the policy's weights moved in each epoch of a warm start under `schedule`."""
+    policy = make_policy("tiny-vla", seed=0, options=SMALL)
+    steps = demo_steps(policy, demos)
+    weights = [torch.cat([p.detach().flatten() for p in policy.trainable_parameters()])]
+
+    def snapshot(epoch: int, loss: float) -> None:
+        weights.append(torch.cat([p.detach().flatten() for p in policy.trainable_parameters()]))
+
+    train_on_demos(
+        policy, steps, SFTConfig(epochs=8, batch_size=12, learning_rate=3e-3, lr_schedule=schedule), on_epoch=snapshot
+    )
+    return [float((b - a).norm()) for a, b in pairwise(weights)]
+
+
+def test_a_cosine_warm_start_settles_in_its_last_epoch_where_a_constant_one_keeps_moving(
+    demos: list[Demonstration],
+) -> None:
+    constant, cosine = _epoch_moves(demos, "constant"), _epoch_moves(demos, "cosine")
+    assert cosine[0] == pytest.approx(constant[0], rel=0.1)  # the first updates run at nearly the full rate
+    assert cosine[-1] < 0.1 * cosine[0] and cosine[-1] < 0.2 * constant[-1]
+    with pytest.raises(ValueError, match="lr_schedule"):
+        SFTConfig(lr_schedule="linear")

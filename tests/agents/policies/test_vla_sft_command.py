@@ -53,6 +53,9 @@ def test_sft_writes_a_checkpoint_that_loads_as_the_trained_policy(
     assert main([*argv, "--epochs", "1", "--out", str(out)]) == 2
     assert "already holds a checkpoint" in _err(capsys)
 
+    assert main([*argv, "--epochs", "1", "--lr-schedule", "cosine", "--out", str(tmp_path / "cosine"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["lr_schedule"] == "cosine"
+
 
 def test_sft_refuses_missing_files_and_non_vla_policies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sft", "--demos", str(tmp_path / "absent.hdf5"), "--out", str(tmp_path / "a")]) == 2

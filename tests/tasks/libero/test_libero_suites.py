@@ -6,7 +6,15 @@ import subprocess
 import sys
 
 import pytest
-from wmrl_tasks.libero.suites import EPISODE_LIMITS, check_suite, select_init_states
+from hypothesis import given
+from hypothesis import strategies as st
+from wmrl_tasks.libero.suites import (
+    EPISODE_LIMITS,
+    check_suite,
+    parse_index_list,
+    parse_init_states,
+    select_init_states,
+)
 
 
 def test_episode_limits_are_liberos_evaluation_protocol():
@@ -48,3 +56,21 @@ def test_importing_wmrl_registers_the_env_without_loading_libero_or_torch():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.split() == ["wmrl_tasks.libero.env:LiberoEnv", "None", "[]"]
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 5), st.booleans()), min_size=1, max_size=6))
+def test_index_lists_read_numbers_and_ranges_in_the_order_written(parts: list[tuple[int, int, bool]]) -> None:
+    text = ",".join(f"{low}-{low + span}" if as_range else str(low) for low, span, as_range in parts)
+    expected = [i for low, span, as_range in parts for i in (range(low, low + span + 1) if as_range else [low])]
+    assert parse_index_list(text, "--init-states") == tuple(expected)
+
+
+@pytest.mark.parametrize("text", ["", "a", "3-1", "-2", "1,,2", "0-", "1.5", "train"])
+def test_a_malformed_index_list_names_the_flag_and_shows_the_form(text: str) -> None:
+    with pytest.raises(ValueError, match=r"--eval-init-states takes integers like '0,3,7' or ranges like '40-47'"):
+        parse_index_list(text, "--eval-init-states")
+
+
+def test_init_states_from_the_command_line_are_a_named_set_or_indices():
+    assert parse_init_states("train") == "train" and parse_init_states("eval") == "eval"
+    assert select_init_states(parse_init_states("40-42,7")) == (40, 41, 42, 7)
