@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from .runtime import LiberoRuntime
 __all__ = [
     "EPISODE_LIMITS",
     "INIT_STATE_SETS",
+    "MAX_INDICES",
     "N_INIT_STATES",
     "N_TRAIN_INIT_STATES",
     "SUITES",
@@ -134,27 +136,40 @@ def parse_task_ids(text: str, available: int) -> list[int]:
     return ids
 
 
-def parse_index_list(text: str, flag: str) -> tuple[int, ...]:
+MAX_INDICES = 10_000
+"""Most values one index list may name: more is a typo (``0-99999999``), refused before anything is built."""
+
+
+def parse_index_list(text: str, flag: str, below: int | None = None) -> tuple[int, ...]:
     """Non-negative integers from a command line: ``"0,3,7"``, ranges ``"40-47"`` or both (``"0-3,9"``), in order.
 
-    ValueError naming `flag` and an example when `text` is not that.
+    ValueError naming `flag` when `text` is not that, names a number `below` or more, or more than `MAX_INDICES`.
     """
-    values: list[int] = []
     try:
-        for part in (p.strip() for p in text.split(",")):
-            first, dash, last = part.partition("-")
-            if not dash:
-                values.append(int(part))
-                continue
-            low, high = int(first), int(last)
-            if low > high:
-                raise ValueError(part)
-            values.extend(range(low, high + 1))
+        spans = [_span(part.strip()) for part in text.split(",")]
     except ValueError:
         raise ValueError(f"{flag} takes integers like '0,3,7' or ranges like '40-47', got {text!r}") from None
-    return tuple(values)
+    highest = max(high for _, high in spans)
+    if below is not None and highest >= below:
+        raise ValueError(f"{flag} names {highest}, but only 0-{below - 1} exist (got {text!r})")
+    count = sum(high - low + 1 for low, high in spans)
+    if count > MAX_INDICES:
+        raise ValueError(f"{flag} names {count} values (at most {MAX_INDICES}): is {text!r} a typo?")
+    return tuple(i for low, high in spans for i in range(low, high + 1))
+
+
+def _span(part: str) -> tuple[int, int]:
+    """``"7"`` -> (7, 7), ``"40-47"`` -> (40, 47); ValueError for anything else (signs, reversed ranges)."""
+    match = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", part)
+    if match is None:
+        raise ValueError(part)
+    low = int(match[1])
+    high = low if match[2] is None else int(match[2])
+    if low > high:
+        raise ValueError(part)
+    return low, high
 
 
 def parse_init_states(text: str, flag: str = "--init-states") -> str | tuple[int, ...]:
     """Initial states from a command line: ``"train"`` (first 16), ``"eval"`` (all 50) or indices and ranges."""
-    return text if text in INIT_STATE_SETS else parse_index_list(text, flag)
+    return text if text in INIT_STATE_SETS else parse_index_list(text, flag, below=N_INIT_STATES)

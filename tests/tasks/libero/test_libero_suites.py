@@ -65,7 +65,7 @@ def test_index_lists_read_numbers_and_ranges_in_the_order_written(parts: list[tu
     assert parse_index_list(text, "--init-states") == tuple(expected)
 
 
-@pytest.mark.parametrize("text", ["", "a", "3-1", "-2", "1,,2", "0-", "1.5", "train"])
+@pytest.mark.parametrize("text", ["", "a", "3-1", "-2", "+2", "1_0", "1,,2", "0-", "1.5", "train"])
 def test_a_malformed_index_list_names_the_flag_and_shows_the_form(text: str) -> None:
     with pytest.raises(ValueError, match=r"--eval-init-states takes integers like '0,3,7' or ranges like '40-47'"):
         parse_index_list(text, "--eval-init-states")
@@ -74,3 +74,10 @@ def test_a_malformed_index_list_names_the_flag_and_shows_the_form(text: str) -> 
 def test_init_states_from_the_command_line_are_a_named_set_or_indices():
     assert parse_init_states("train") == "train" and parse_init_states("eval") == "eval"
     assert select_init_states(parse_init_states("40-42,7")) == (40, 41, 42, 7)
+    with pytest.raises(ValueError, match=r"--init-states names 50, but only 0-49 exist"):
+        parse_init_states("40-50")
+
+
+def test_a_range_too_long_to_be_meant_is_refused_before_it_is_built():
+    with pytest.raises(ValueError, match=r"--seeds names 100000000 values \(at most 10000\)"):
+        parse_index_list("0-99999999", "--seeds")
