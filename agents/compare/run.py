@@ -360,6 +360,7 @@ def pool_runs(preset: ComparePreset, sources: Sequence[Path]) -> dict[str, Any]:
     both ran must have scored the same, since a seed reproduces), and the sweep from whichever ran it; so a
     published table can gain seeds or the sweep without re-running it."""
     by_seed: dict[int, dict[str, Any]] = {}
+    memos = []
     for source in sources:
         for report, origin in _seed_reports(Path(source)):
             if report["preset"] != preset.name:
@@ -367,12 +368,26 @@ def pool_runs(preset: ComparePreset, sources: Sequence[Path]) -> dict[str, Any]:
             by_seed[report["seed"]] = (
                 _merge(by_seed[report["seed"]], report, origin) if report["seed"] in by_seed else report
             )
+        if Path(source).is_file():  # a report, so a JSON object (`_seed_reports` checked it)
+            memo = _read_report(Path(source)).get("evaluation_memo")
+            memos += [memo] if isinstance(memo, dict) else []
     reports = [by_seed[seed] for seed in sorted(by_seed)]
     pooled = summarize(preset, reports, preset.train)
     if any(r.get("sweep") for r in reports):
         pooled["sweep"] = summarize_sweep(reports)
+    if memos:
+        pooled["evaluation_memo"] = _summed_memos(memos)
     pooled["pooled_from"] = [str(d) for d in sources]
     return pooled
+
+
+def _summed_memos(memos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The replay memos' counts and audits of the pooled reports, added up (each ran its own memo and audit)."""
+    counts = ("executed", "reused", "audited", "identical")
+    summed: dict[str, Any] = {key: sum(int(memo.get(key, 0)) for memo in memos) for key in counts}
+    summed["differing"] = [entry for memo in memos for entry in memo.get("differing", [])]
+    summed["reports"] = len(memos)
+    return summed
 
 
 def _seed_reports(source: Path) -> list[tuple[dict[str, Any], str]]:

@@ -235,6 +235,7 @@ def test_a_published_report_pools_with_new_seeds_and_a_rerun_method_must_reprodu
     published = summarize(
         compare_preset("smoke"), [{**_seed(s, 0.01 * s), "preset": "smoke"} for s in (0, 1)], preset("smoke")
     )
+    published["evaluation_memo"] = {"executed": 10, "reused": 30, "audited": 8, "identical": 7, "differing": ["x"]}
     json_path, _ = write_report(published, tmp_path / "board")
     later = {**_seed(2, 0.02), "preset": "smoke"}
     (tmp_path / "more" / "seed-2").mkdir(parents=True)
@@ -246,6 +247,15 @@ def test_a_published_report_pools_with_new_seeds_and_a_rerun_method_must_reprodu
     pooled = pool_runs(compare_preset("smoke"), [json_path, tmp_path / "more"])
     assert pooled["seeds"] == [0, 1, 2] and pooled["methods"]["real"]["heldout"]["n"] == 3
     assert pooled["methods"]["wmrl"]["heldout"]["mean"] == pytest.approx(0.46)
+    twice = pool_runs(compare_preset("smoke"), [json_path, json_path])  # each report's replay audit is kept
+    assert twice["evaluation_memo"] == {
+        "executed": 20,
+        "reused": 60,
+        "audited": 16,
+        "identical": 14,
+        "differing": ["x", "x"],
+        "reports": 2,
+    }
     rerun["methods"]["wmrl"]["heldout_avg_at_k"] = 0.1
     (tmp_path / "more" / "seed-1" / "compare.json").write_text(json.dumps(rerun))
     with pytest.raises(ValueError, match=r"seed 1: wmrl scored 0.1 in .*must reproduce"):
