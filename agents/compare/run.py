@@ -362,15 +362,14 @@ def pool_runs(preset: ComparePreset, sources: Sequence[Path]) -> dict[str, Any]:
     by_seed: dict[int, dict[str, Any]] = {}
     memos = []
     for source in sources:
-        for report, origin in _seed_reports(Path(source)):
+        seed_reports, memo = _seed_reports(Path(source))
+        for report, origin in seed_reports:
             if report["preset"] != preset.name:
                 raise ValueError(f"{origin} is a {report['preset']!r} comparison, not {preset.name!r}; pass --preset")
             by_seed[report["seed"]] = (
                 _merge(by_seed[report["seed"]], report, origin) if report["seed"] in by_seed else report
             )
-        if Path(source).is_file():  # a report, so a JSON object (`_seed_reports` checked it)
-            memo = _read_report(Path(source)).get("evaluation_memo")
-            memos += [memo] if isinstance(memo, dict) else []
+        memos += [memo] if memo is not None else []
     reports = [by_seed[seed] for seed in sorted(by_seed)]
     pooled = summarize(preset, reports, preset.train)
     if any(r.get("sweep") for r in reports):
@@ -390,8 +389,9 @@ def _summed_memos(memos: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return summed
 
 
-def _seed_reports(source: Path) -> list[tuple[dict[str, Any], str]]:
-    """Each seed report in a run folder or a pooled report file, with where it came from (for errors)."""
+def _seed_reports(source: Path) -> tuple[list[tuple[dict[str, Any], str]], dict[str, Any] | None]:
+    """Each seed report in a run folder or a pooled report file, with where it came from (for errors), and the
+    file's replay memo (``evaluation_memo``; None for a run folder, whose memo is not in its seed reports)."""
     if source.is_file():
         pooled = _read_report(source)
         per_seed = pooled.get("per_seed") if isinstance(pooled, dict) else None
@@ -399,17 +399,19 @@ def _seed_reports(source: Path) -> list[tuple[dict[str, Any], str]]:
             raise ValueError(
                 f"{source} has no per_seed reports: pool the JSON that wmrl compare wrote, or a run folder"
             )
-        return [
+        memo = pooled.get("evaluation_memo")
+        reports = [
             (_checked(report, f"{source} (seed {seed})"), f"{source} (seed {seed})")
             for seed, report in per_seed.items()
         ]
+        return reports, memo if isinstance(memo, dict) else None
     files = sorted(source.glob("seed-*/compare.json"))
     if not files:
         raise ValueError(
             f"{source} holds no seed-N/compare.json: point --pool at the --run-dir of a comparison or at the "
             "compare-<preset>.json it wrote"
         )
-    return [(_checked(_read_report(path), str(path)), str(path)) for path in files]
+    return [(_checked(_read_report(path), str(path)), str(path)) for path in files], None
 
 
 def _read_report(path: Path) -> Any:
@@ -432,6 +434,10 @@ def _checked(report: Any, origin: str) -> dict[str, Any]:
     return report
 
 
+_ROW_KEYS = (*COST_KEYS, "heldout_avg_at_k", "learning_curve")
+"""What pooling reads of each method's row in a seed report."""
+
+
 def _missing_keys(report: Any) -> list[str]:
     """What a seed report lacks of the keys pooling reads, e.g. ``["wmrl: world_model_cpu_s"]``."""
     if not isinstance(report, dict):
@@ -441,8 +447,7 @@ def _missing_keys(report: Any) -> list[str]:
     if not isinstance(methods, dict):
         return [*missing, "methods as an object"] if "methods" in report else missing
     for method, row in methods.items():
-        needed = (*COST_KEYS, "heldout_avg_at_k", "learning_curve")
-        absent = [key for key in needed if key not in row] if isinstance(row, dict) else ["an object"]
+        absent = [key for key in _ROW_KEYS if key not in row] if isinstance(row, dict) else ["an object"]
         missing += [f"{method}: {', '.join(absent)}"] if absent else []
     return missing
 
