@@ -385,7 +385,7 @@ def _summed_memos(memos: Sequence[dict[str, Any]]) -> dict[str, Any]:
     counts = ("executed", "reused", "audited", "identical")
     summed: dict[str, Any] = {key: sum(int(memo.get(key, 0)) for memo in memos) for key in counts}
     summed["differing"] = [entry for memo in memos for entry in memo.get("differing", [])]
-    summed["reports"] = len(memos)
+    summed["reports"] = sum(int(memo.get("reports", 1)) for memo in memos)  # a pooled memo counts its own
     return summed
 
 
