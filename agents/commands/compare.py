@@ -88,7 +88,13 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 def run_compare_command(args: argparse.Namespace) -> int:
     """Run the comparison, print the table, write the leaderboard files."""
     from wmrl_agents.compare import compare_preset, run_compare
-    from wmrl_agents.compare.report import difference_rows, sweep_rows, table_rows, write_report
+    from wmrl_agents.compare.report import (
+        difference_rows,
+        sweep_difference_rows,
+        sweep_rows,
+        table_rows,
+        write_report,
+    )
     from wmrl_agents.compare.run import pool_runs
 
     from wmrl_envs import console
@@ -130,6 +136,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         console.table("paired per-seed differences of held-out scores", difference_rows(report))
     if report.get("sweep"):
         console.table("world-model quality sweep (held-out avg, ±95%)", sweep_rows(report))
+        console.table("world-model quality sweep: paired differences (±95%)", sweep_difference_rows(report))
     console.note(f"wrote {json_path} and {png_path}")
     return 0
 

@@ -14,7 +14,16 @@ from typing import Any
 from wmrl_agents.compare.stats import Interval
 from wmrl_agents.compare.summary import BUDGET_MATCHED, SWEPT
 
-__all__ = ["LABELS", "difference_rows", "sweep_rows", "table_rows", "write_plot", "write_report"]
+__all__ = [
+    "LABELS",
+    "difference_rows",
+    "sweep_difference_rows",
+    "sweep_points",
+    "sweep_rows",
+    "table_rows",
+    "write_plot",
+    "write_report",
+]
 
 LABELS = {
     "real": "real GRPO",
@@ -94,17 +103,51 @@ def difference_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def sweep_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per world-model quality: each swept method's held-out score, and WMRL minus world model only."""
+    """One row per world-model quality: real GRPO's held-out score (the reference) and each swept method's."""
     rows = []
     for name, level in report["sweep"]["levels"].items():
         methods = level["methods"]
         row: dict[str, Any] = {"world model": name}
-        for method in SWEPT:
-            row[LABELS[method]] = _interval(methods[method]["heldout"]).pm() if method in methods else "-"
-        gap = level["differences"].get("wmrl - world_model")
-        row["WMRL - WM only"] = _interval(gap).pm(signed=True) if gap else "-"
+        for method in ("real", *SWEPT):
+            label = "WM only" if method == "world_model" else LABELS[method]
+            row[label] = _interval(methods[method]["heldout"]).pm() if method in methods else "-"
         rows.append(row)
     return rows
+
+
+def sweep_difference_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per world-model quality: the paired differences that say whether WMRL beat its uncorrected source
+    and real GRPO there, and whether either correction alone did as well."""
+    pairs = {
+        "WMRL - WM only": "wmrl - world_model",
+        "WMRL - real": "wmrl - real",
+        "debias - WMRL": "debias_only - wmrl",
+        "denoise - WMRL": "denoise_only - wmrl",
+    }
+    rows = []
+    for name, level in report["sweep"]["levels"].items():
+        row: dict[str, Any] = {"world model": name}
+        for label, key in pairs.items():
+            gap = level["differences"].get(key)
+            row[label] = _interval(gap).pm(signed=True) if gap else "-"
+        rows.append(row)
+    return rows
+
+
+def sweep_points(report: dict[str, Any]) -> dict[str, list[tuple[int, Interval]]]:
+    """Per method of the sweep (real GRPO first, as the reference), its held-out interval at each quality level,
+    as (level index, interval) in the sweep's order; a method missing at a level is skipped there."""
+    levels = list(report.get("sweep", {}).get("levels", {}).values())
+    points: dict[str, list[tuple[int, Interval]]] = {}
+    for method in ("real", *SWEPT):
+        present = [
+            (i, _interval(level["methods"][method]["heldout"]))
+            for i, level in enumerate(levels)
+            if method in level["methods"]
+        ]
+        if present:
+            points[method] = present
+    return points
 
 
 def write_report(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
@@ -118,19 +161,24 @@ def write_report(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
 
 
 def write_plot(report: dict[str, Any], path: Path) -> Path:
-    """Held-out learning curves against real runs spent, and the corrections' anchor weight and residual variance."""
+    """Held-out learning curves against real runs spent, the corrections' anchor weight and residual variance,
+    and, when the report has the quality sweep, each swept method's held-out score per world-model quality."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=(13, 5.5))
-    grid = fig.add_gridspec(2, 2, width_ratios=(1.6, 1))
-    curves, weight, residual = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, 1])
+    sweep = sweep_points(report)
+    fig = plt.figure(figsize=(19 if sweep else 13, 5.5))
+    grid = fig.add_gridspec(2, 3 if sweep else 2, width_ratios=(1.6, 1.2, 1) if sweep else (1.6, 1))
+    curves, weight, residual = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, -1]), fig.add_subplot(grid[1, -1])
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    colors = {method: cycle[i % len(cycle)] for i, method in enumerate(report["methods"])}
+    methods = list(dict.fromkeys([*report["methods"], *sweep]))
+    colors = {method: cycle[i % len(cycle)] for i, method in enumerate(methods)}
     _draw_curves(curves, report, colors)
     _draw_corrections(weight, residual, report, colors)
+    if sweep:
+        _draw_sweep(fig.add_subplot(grid[:, 1]), report, sweep, colors)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -195,6 +243,37 @@ def _draw_corrections(weight: Any, residual: Any, report: dict[str, Any], colors
         weight.legend(fontsize=7, ncol=2)
     else:
         weight.text(0.5, 0.5, "no corrected method in this comparison", ha="center", va="center")
+
+
+def _draw_sweep(
+    axis: Any, report: dict[str, Any], sweep: dict[str, list[tuple[int, Interval]]], colors: dict[str, str]
+) -> None:
+    names = list(report["sweep"]["levels"])
+    width = 0.6 / max(1, len(sweep) - 1)
+    for offset, (method, points) in enumerate(sweep.items()):
+        xs = [i - 0.3 + offset * width for i, _ in points]
+        means = [p.mean for _, p in points]
+        errors = [[p.mean - p.low, p.high - p.mean] if p.low is not None else [0.0, 0.0] for _, p in points]
+        style = {"linewidth": 2.2} if method == "wmrl" else {"linewidth": 1.0, "linestyle": ":"}
+        axis.errorbar(
+            xs,
+            means,
+            yerr=list(map(list, zip(*errors, strict=True))),
+            marker="o",
+            markersize=4,
+            capsize=3,
+            color=colors[method],
+            label=LABELS.get(method, method),
+            **style,
+        )
+    untrained = report["sweep"]["initial"]["mean"]
+    axis.axhline(untrained, color="gray", linestyle="--", linewidth=1, label=f"untrained policy: {untrained:.3f}")
+    axis.set_xticks(range(len(names)), [n.replace(" + ", "\n+ ") for n in names], fontsize=8)
+    axis.set_xlabel("world model (the learned surrogate, made worse)")
+    axis.set_ylabel(f"held-out avg@{report['eval_k']} position score")
+    axis.set_title(f"World-model quality sweep (seeds {_seed_list(report['sweep']['seeds'])}, 95% t)")
+    axis.legend(fontsize=8, loc="best")
+    axis.grid(alpha=0.3)
 
 
 def _mean_by_step(curves: list[list[dict[str, Any]]], key: str) -> tuple[list[int], list[float]]:

@@ -156,7 +156,9 @@ def _cpus() -> int:
 
 def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per quality level, over the seeds that ran the sweep: each method's held-out interval and real runs, and
-    the paired differences that say what carried WMRL there (the main comparison is the surrogate as fit)."""
+    the paired differences that say what carried WMRL there (the main comparison is the surrogate as fit). Real
+    GRPO needs no world model: its run is the reference at every level, so WMRL - real is paired at each; the
+    untrained policy's score over the same seeds is the floor."""
     swept = [r for r in reports if r.get("sweep")]
     levels: dict[str, Any] = {}
     if not swept:
@@ -168,6 +170,8 @@ def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         runs: dict[str, list[float]] = {}
         for report in swept:
             rows = report["methods"] if name == "surrogate as fit" else report["sweep"][name]["methods"]
+            if "real" in report["methods"]:
+                rows = {"real": report["methods"]["real"], **rows}
             for method, row in rows.items():
                 if method == "real" or method in SWEPT:
                     scores.setdefault(method, {})[report["seed"]] = row["heldout_avg_at_k"]
@@ -191,4 +195,5 @@ def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 if a in scores and b in scores
             },
         }
-    return {"seeds": [r["seed"] for r in swept], "levels": levels}
+    initial = mean_interval([r["initial"]["avg_at_k"] for r in swept]).to_dict()
+    return {"seeds": [r["seed"] for r in swept], "initial": initial, "levels": levels}

@@ -10,15 +10,22 @@ from rich.console import Console
 from rich.table import Table
 from wmrl_agents.compare.methods import ABLATIONS, ADAPTIVE_COST_RATIO, METHODS, config_for, reward_source_for
 from wmrl_agents.compare.presets import compare_preset
-from wmrl_agents.compare.report import difference_rows, table_rows, write_report
+from wmrl_agents.compare.report import (
+    difference_rows,
+    sweep_difference_rows,
+    sweep_points,
+    sweep_rows,
+    table_rows,
+    write_report,
+)
 from wmrl_agents.compare.run import pool_runs, training_order
-from wmrl_agents.compare.summary import BUDGET_MATCHED, summarize
+from wmrl_agents.compare.summary import BUDGET_MATCHED, summarize, summarize_sweep
 from wmrl_agents.compare.training import curve_steps
 from wmrl_agents.grpo.config import preset
 
 from wmrl_envs.rewards import Corrected
 
-RUNS = {"real": 96, "world_model": 24, "wmrl": 48, "debias_only": 48}
+RUNS = {"real": 96, "world_model": 24, "wmrl": 48, "debias_only": 48, "denoise_only": 48}
 
 
 def _row(method: str, score: float) -> dict:
@@ -99,14 +106,19 @@ def test_the_table_fits_100_columns_and_puts_the_budget_matched_baseline_under_r
     ]
     assert rows[4]["runs"] == "48" and rows[4]["x fewer"] == "2.00" and rows[4]["avg@1 ±95%"].startswith("0.453±")
     for table_of in (rows, difference_rows(_report())):
-        grid = Table()
-        for key in table_of[0]:
-            grid.add_column(key)
-        for row in table_of:
-            grid.add_row(*map(str, row.values()))
-        console = Console(width=200, record=True)
-        console.print(grid)
-        assert max(len(line) for line in console.export_text().splitlines()) <= 100
+        assert _width(table_of) <= 100
+
+
+def _width(rows: list[dict]) -> int:
+    """The widest line of `rows` printed as the command prints its tables."""
+    grid = Table()
+    for key in rows[0]:
+        grid.add_column(key)
+    for row in rows:
+        grid.add_row(*map(str, row.values()))
+    console = Console(width=200, record=True)
+    console.print(grid)
+    return max(len(line) for line in console.export_text().splitlines())
 
 
 def test_a_method_run_on_fewer_seeds_is_pooled_over_those_and_paired_on_them() -> None:
@@ -263,3 +275,69 @@ def test_a_published_report_pools_with_new_seeds_and_a_rerun_method_must_reprodu
     (tmp_path / "bare.json").write_text(json.dumps({"methods": {}}))
     with pytest.raises(ValueError, match="no per_seed reports"):
         pool_runs(compare_preset("smoke"), [tmp_path / "bare.json"])
+
+
+SWEEP_LEVELS = {"bias p^3": -0.02, "noise 0.2": -0.10}
+"""Each swept level's loss against the surrogate as fit, for world-model-only; WMRL loses half of it."""
+
+
+def _swept_seed(seed: int, shift: float) -> dict:
+    report = _seed(seed, shift)
+    report["methods"]["denoise_only"] = _row("denoise_only", 0.44 + shift)
+    report["sweep"] = {
+        name: {
+            "quality": {"name": name},
+            "methods": {
+                m: _row(m, row["heldout_avg_at_k"] + (loss if m == "world_model" else loss / 2))
+                for m, row in report["methods"].items()
+                if m != "real"
+            },
+        }
+        for name, loss in SWEEP_LEVELS.items()
+    }
+    return report
+
+
+def test_the_sweep_pools_per_quality_level_over_the_seeds_that_ran_it() -> None:
+    reports = [_swept_seed(0, 0.0), _swept_seed(1, 0.05), _seed(2, -0.04)]
+    sweep = summarize_sweep(reports)
+    assert sweep["seeds"] == [0, 1]
+    assert list(sweep["levels"]) == ["surrogate as fit", "bias p^3", "noise 0.2"]
+    noisy = sweep["levels"]["noise 0.2"]
+    assert noisy["methods"]["world_model"]["heldout"]["n"] == 2
+    assert noisy["methods"]["world_model"]["heldout"]["mean"] == pytest.approx(0.30 + 0.025 - 0.10)
+    # real GRPO is the same run at every level: the reference the levels are read against
+    assert noisy["methods"]["real"]["heldout"] == sweep["levels"]["surrogate as fit"]["methods"]["real"]["heldout"]
+    assert noisy["differences"]["wmrl - world_model"]["mean"] == pytest.approx(0.15 + 0.05)
+    assert sweep["levels"]["surrogate as fit"]["differences"]["wmrl - world_model"]["mean"] == pytest.approx(0.15)
+    differences = {r["world model"]: r for r in sweep_difference_rows({"sweep": sweep})}
+    assert differences["noise 0.2"]["WMRL - WM only"].startswith("+0.200")
+    assert differences["noise 0.2"]["WMRL - real"].startswith("+0.000")  # WMRL lost 0.05 of its 0.05 lead
+    assert {r["world model"]: r["real GRPO"] for r in sweep_rows({"sweep": sweep})}["noise 0.2"].startswith("0.425±")
+    assert sweep["initial"]["mean"] == pytest.approx(0.225)  # the untrained policy over the swept seeds only
+    assert summarize_sweep([_seed(0, 0.0)]) == {"seeds": [], "levels": {}}
+
+
+def test_the_sweep_tables_fit_100_columns() -> None:
+    report = {"sweep": summarize_sweep([_swept_seed(0, 0.0), _swept_seed(1, 0.05)])}
+    report["sweep"]["levels"]["bias p^3 + noise 0.2"] = report["sweep"]["levels"]["noise 0.2"]
+    for rows in (sweep_rows(report), sweep_difference_rows(report)):
+        assert _width(rows) <= 100
+
+
+def test_the_plot_gains_a_sweep_panel_with_every_swept_method_at_every_level(tmp_path: Path) -> None:
+    report = _report()
+    report["sweep"] = summarize_sweep([_swept_seed(0, 0.0), _swept_seed(1, 0.05)])
+    points = sweep_points(report)
+    assert list(points) == ["real", "world_model", "wmrl", "debias_only", "denoise_only"]
+    assert [i for i, _ in points["wmrl"]] == [0, 1, 2]
+    assert points["world_model"][2][1].mean == pytest.approx(0.225) and points["world_model"][2][1].n == 2
+    assert sweep_points(_report()) == {}
+    _, with_sweep = write_report(report, tmp_path / "sweep")
+    _, without = write_report(_report(), tmp_path / "plain")
+    assert _png_width(with_sweep) > _png_width(without)
+
+
+def _png_width(path: Path) -> int:
+    """The image width from the PNG header (IHDR)."""
+    return int.from_bytes(path.read_bytes()[16:20], "big")
