@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from wmrl_agents.compare.stats import Interval
-from wmrl_agents.compare.summary import BUDGET_MATCHED, SWEPT
+from wmrl_agents.compare.summary import BUDGET_MATCHED, SWEEP_REPORTED
 
 __all__ = [
     "LABELS",
@@ -108,7 +108,7 @@ def sweep_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     for name, level in report["sweep"]["levels"].items():
         methods = level["methods"]
         row: dict[str, Any] = {"world model": name}
-        for method in ("real", *SWEPT):
+        for method in SWEEP_REPORTED:
             label = "WM only" if method == "world_model" else LABELS[method]
             row[label] = _interval(methods[method]["heldout"]).pm() if method in methods else "-"
         rows.append(row)
@@ -139,7 +139,7 @@ def sweep_points(report: dict[str, Any]) -> dict[str, list[tuple[int, Interval]]
     as (level index, interval) in the sweep's order; a method missing at a level is skipped there."""
     levels = list(report.get("sweep", {}).get("levels", {}).values())
     points: dict[str, list[tuple[int, Interval]]] = {}
-    for method in ("real", *SWEPT):
+    for method in SWEEP_REPORTED:
         present = [
             (i, _interval(level["methods"][method]["heldout"]))
             for i, level in enumerate(levels)

@@ -42,6 +42,9 @@ COST_KEYS = (
 CATEGORIES = ("binary", "multiclass", "regression", "other")
 SWEPT = ("world_model", "wmrl", "debias_only", "denoise_only")
 """The methods the quality sweep trains (`wmrl_agents.compare.run.SWEEP_METHODS`)."""
+SWEEP_REPORTED = ("real", *SWEPT)
+"""What the sweep reports per level: real GRPO first (it needs no world model: the same run is the reference at
+every level), then the swept methods."""
 
 
 def summarize(preset: ComparePreset, reports: Sequence[dict[str, Any]], config: GRPOConfig) -> dict[str, Any]:
@@ -173,7 +176,7 @@ def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
             if "real" in report["methods"]:
                 rows = {"real": report["methods"]["real"], **rows}
             for method, row in rows.items():
-                if method == "real" or method in SWEPT:
+                if method in SWEEP_REPORTED:
                     scores.setdefault(method, {})[report["seed"]] = row["heldout_avg_at_k"]
                     runs.setdefault(method, []).append(row["real_runs"])
         pairs = [
