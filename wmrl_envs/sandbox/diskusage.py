@@ -5,6 +5,10 @@ budget. The supervisor walks the run's writable folders every so often (iterativ
 symlinks, hard links counted once) and stops the run when they hold more than ``Limits.max_disk_mb``.
 A walk costs time proportional to the number of files, so the interval grows with the walk's cost, and a
 run that makes more files than ``MAX_ENTRIES`` is stopped as well: counting them is the cost it imposes.
+
+Polling bounds how far a run can overshoot (its write speed times one interval, tens of milliseconds
+while it has few files), not whether it is caught: the supervisor measures once more when the run ends,
+so a run that wrote past the bound faster than any poll still ends with status output-limit.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from wmrl_envs.sandbox.base import Limits
 __all__ = ["MAX_ENTRIES", "DiskMeter", "disk_meter", "measure"]
 
 MAX_ENTRIES = 500_000
-_MIN_INTERVAL_S = 0.25
+_MIN_INTERVAL_S = 0.02
 
 
 class DiskMeter:
-    """Bytes on disk under a run's writable folders, checked at most every few hundred milliseconds."""
+    """Bytes on disk under a run's writable folders, checked every `_MIN_INTERVAL_S` or ten times a walk's cost."""
 
     def __init__(self, folders: Sequence[Path], limit_bytes: int) -> None:
         self.folders = list(folders)
@@ -33,16 +37,23 @@ class DiskMeter:
         self._next = 0.0
         self._interval = _MIN_INTERVAL_S
 
-    def over(self) -> bool:
-        """True when the folders hold more than the limit (or too many files to count); cheap between checks."""
-        now = time.monotonic()
-        if now < self._next:
+    def over(self, now: bool = False) -> bool:
+        """True when the folders hold more than the limit (or too many files to count); cheap between checks.
+
+        `now` measures even when the next check is not due (the final check when a run ends).
+        """
+        started = time.monotonic()
+        if not now and started < self._next:
             return False
         self.used_bytes, self.entries = measure(self.folders)
-        spent = time.monotonic() - now
+        spent = time.monotonic() - started
         self._interval = max(_MIN_INTERVAL_S, 10 * spent)
         self._next = time.monotonic() + self._interval
         return self.used_bytes > self.limit_bytes or self.entries > MAX_ENTRIES
+
+    def wait_s(self) -> float:
+        """Seconds until the next check is due (0 when it is), for a supervisor deciding how long to sleep."""
+        return max(0.0, self._next - time.monotonic())
 
 
 def disk_meter(limits: Limits, *folders: Path | None) -> DiskMeter:

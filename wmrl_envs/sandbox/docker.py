@@ -305,8 +305,10 @@ class DockerExecutor:
                     except docker.errors.APIError:
                         pass  # it exited meanwhile
                 break
-            wake.wait(max(0.0, min(0.25, limits.wall_time_s - (time.monotonic() - started))) + 0.001)
+            wake.wait(max(0.0, min(disk.wait_s(), limits.wall_time_s - (time.monotonic() - started))) + 0.001)
             wake.clear()
+        if stopped is None and exited and disk.over(now=True):
+            stopped = "disk-limit"  # it wrote past the bound faster than a poll and ended
         waiter.join(timeout=30)
         reader.join(timeout=5)
         if not exited:

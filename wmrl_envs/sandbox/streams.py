@@ -20,7 +20,6 @@ from wmrl_envs.sandbox.diskusage import DiskMeter
 __all__ = ["RunStreams"]
 
 _DRAIN_GRACE_S = 0.5
-_DISK_POLL_S = 0.25
 
 
 class RunStreams:
@@ -50,7 +49,17 @@ class RunStreams:
             os.close(fd)
 
     def pump(self, deadline: float, disk: DiskMeter | None = None) -> str | None:
-        """Read until the report pipe closes; "timeout", "output-limit" or "disk-limit" when the run must stop."""
+        """Read until the report pipe closes; "timeout", "output-limit" or "disk-limit" when the run must stop.
+
+        A run that ended with more on disk than the bound is "disk-limit" too, however fast it wrote.
+        """
+        stopped = self._pump(deadline, disk)
+        if stopped is None and disk is not None and disk.over(now=True):
+            return "disk-limit"
+        return stopped
+
+    def _pump(self, deadline: float, disk: DiskMeter | None) -> str | None:
+        """The reading loop of `pump`, checking the disk bound whenever the meter is due."""
         closed_at = None
         while self._sel.get_map():
             now = time.monotonic()
@@ -62,7 +71,7 @@ class RunStreams:
                 return None
             wait = deadline - now if closed_at is None else min(deadline - now, _DRAIN_GRACE_S)
             if disk is not None:
-                wait = min(wait, _DISK_POLL_S)
+                wait = min(wait, disk.wait_s())
             for key, _ in self._sel.select(timeout=wait):
                 if self._read(key) and self.out.total + self.err.total > self.max_output_bytes:
                     return "output-limit"
