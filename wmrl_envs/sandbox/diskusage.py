@@ -3,7 +3,9 @@
 ``RLIMIT_FSIZE`` bounds one file; a run writing many files could still fill the disk within its time
 budget. The supervisor walks the run's writable folders every so often (iteratively, never following
 symlinks, hard links counted once) and stops the run when they hold more than ``Limits.max_disk_mb``.
-A walk costs time proportional to the number of files, so the interval grows with the walk's cost, and a
+A walk costs time proportional to the number of files (about 3 ms per thousand here), so the interval is at
+least `_COST_FACTOR` times the last walk's cost (the supervisor spends ~2% of a core on it) and at most
+`_MAX_INTERVAL_S` (a run near `MAX_ENTRIES` costs more to watch, and is watched anyway), and a
 run that makes more files than ``MAX_ENTRIES`` is stopped as well: counting them is the cost it imposes.
 
 Polling bounds how far a run can overshoot (its write speed times one interval, tens of milliseconds
@@ -24,10 +26,12 @@ __all__ = ["MAX_ENTRIES", "DiskMeter", "disk_meter", "measure"]
 
 MAX_ENTRIES = 500_000
 _MIN_INTERVAL_S = 0.02
+_COST_FACTOR = 50
+_MAX_INTERVAL_S = 5.0
 
 
 class DiskMeter:
-    """Bytes on disk under a run's writable folders, checked every `_MIN_INTERVAL_S` or ten times a walk's cost."""
+    """Bytes on disk under a run's writable folders, checked every `_MIN_INTERVAL_S` or `_COST_FACTOR` walks' cost."""
 
     def __init__(self, folders: Sequence[Path], limit_bytes: int) -> None:
         self.folders = list(folders)
@@ -47,7 +51,7 @@ class DiskMeter:
             return False
         self.used_bytes, self.entries = measure(self.folders)
         spent = time.monotonic() - started
-        self._interval = max(_MIN_INTERVAL_S, 10 * spent)
+        self._interval = min(_MAX_INTERVAL_S, max(_MIN_INTERVAL_S, _COST_FACTOR * spent))
         self._next = time.monotonic() + self._interval
         return self.used_bytes > self.limit_bytes or self.entries > MAX_ENTRIES
 
