@@ -70,7 +70,7 @@ class RunStreams:
             if closed_at is not None and now - closed_at > _DRAIN_GRACE_S:
                 return None
             wait = deadline - now if closed_at is None else min(deadline - now, _DRAIN_GRACE_S)
-            if disk is not None:
+            if disk is not None and closed_at is None:  # once draining the meter is not read: no 0 s waits
                 wait = min(wait, disk.wait_s())
             for key, _ in self._sel.select(timeout=wait):
                 if self._read(key) and self.out.total + self.err.total > self.max_output_bytes:
