@@ -8,7 +8,8 @@ fitted on the public training data only:
 - a tree matrix with categories kept as categories (native categorical splits) and a linear
   matrix with one-hot categories, log-scaled skewed amounts and missing-value flags;
 - the competition's own feature homework (`_HOMEWORK`): ratios and calendar flags, holidays,
-  out-of-fold TF-IDF (word and character n-gram) text probabilities for the tweets;
+  out-of-fold TF-IDF (word and character n-gram) text probabilities for the tweets, an
+  appraiser's adjusted comparable sales for Ames, eGFR and the diagnostic cut-offs for the clinic;
 - the metric's loss: log targets for RMSLE, the change since a same-station lag when the
   data has one, absolute error for MAE, Poisson counts rounded to whole units for SMAPE,
   balanced classes for macro F1, the F1-best threshold picked on a holdout, the expected grade
@@ -41,6 +42,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from .features import _DATE_PATTERN, _HOOKS, _encode, train_targets
+from .other import ckd_epi_egfr
 from .spec import CompetitionSpec, Prepared
 
 __all__ = ["ExpertMatrices", "expert_matrices", "expert_predictions"]
@@ -195,27 +197,61 @@ def _ames(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(features)
 
 
-def _ames_homework(train, test, y, extra):
-    """The house's own facts plus an appraiser's comparables: the log price per square foot of the
-    ten nearest sales on the map (out of fold for the training rows, so no row sees its own price)."""
-    from sklearn.model_selection import KFold
+_AMES_COMPS = 5  # an appraiser's usual handful of comparable sales
+
+
+def _ames_place(frame: pd.DataFrame) -> np.ndarray:
+    return np.c_[frame["Latitude"].to_numpy() * 111.0, frame["Longitude"].to_numpy() * 82.0]  # ~km in Iowa
+
+
+def _ames_facts(frame: pd.DataFrame) -> np.ndarray:
+    own = _ames(frame)
+    return np.c_[
+        own["log_living_area"],
+        np.log1p(own["total_sf"]),
+        own["age_at_sale"],
+        own["years_since_remodel"],
+        own["total_baths"],
+        frame["Garage_Cars"].fillna(0),
+        np.log(frame["Lot_Area"]),
+        frame["Fireplaces"],
+        frame["Year_Built"],
+    ]
+
+
+def _ames_comps(train: pd.DataFrame, log_price: np.ndarray, query: pd.DataFrame) -> np.ndarray:
+    """For each `query` house: its nearest sales' log price per square foot, a hedonic model's log
+    value, and the nearest sales' log-price residuals under that model (the appraiser's adjusted comps,
+    which carry the finish quality the data does not record)."""
     from sklearn.neighbors import KNeighborsRegressor
 
-    def place(frame: pd.DataFrame) -> np.ndarray:
-        return np.c_[frame["Latitude"].to_numpy() * 111.0, frame["Longitude"].to_numpy() * 82.0]  # ~km in Iowa
+    per_sqft = log_price - np.log(train["Gr_Liv_Area"].to_numpy(float))
+    hedonic = RidgeCV(alphas=np.logspace(-2, 3, 11)).fit(_ames_facts(train), log_price)
+    residual = log_price - hedonic.predict(_ames_facts(train))
+    where, asked = _ames_place(train), _ames_place(query)
+    comps = [
+        KNeighborsRegressor(n_neighbors=_AMES_COMPS, weights="distance").fit(where, target).predict(asked)
+        for target in (per_sqft, residual)
+    ]
+    return np.c_[comps[0], hedonic.predict(_ames_facts(query)), comps[1]]
 
-    per_sqft = np.log(y.iloc[:, 0].to_numpy(float)) - np.log(train["Gr_Liv_Area"].to_numpy(float))
-    where_train, where_test = place(train), place(test)
-    oof = np.zeros(len(train))
-    for fit, held in KFold(n_splits=5, shuffle=True, random_state=0).split(where_train):
-        comps = KNeighborsRegressor(n_neighbors=10, weights="distance").fit(where_train[fit], per_sqft[fit])
-        oof[held] = comps.predict(where_train[held])
-    full = KNeighborsRegressor(n_neighbors=10, weights="distance").fit(where_train, per_sqft).predict(where_test)
+
+def _ames_homework(train, test, y, extra):
+    """The house's own facts plus comparable sales nearby (out of fold for the training rows, so no
+    row sees its own price)."""
+    from sklearn.model_selection import KFold
+
+    log_price = np.log(y.iloc[:, 0].to_numpy(float))
+    comps_train = np.zeros((len(train), 3))
+    for fit, held in KFold(n_splits=5, shuffle=True, random_state=0).split(train):
+        comps_train[held] = _ames_comps(train.iloc[fit], log_price[fit], train.iloc[held])
     out = []
-    for frame, comps_per_sqft in ((train, oof), (test, full)):
+    for frame, comps in ((train, comps_train), (test, _ames_comps(train, log_price, test))):
         own = _ames(frame).reset_index(drop=True)
-        own["comps_log_price_per_sqft"] = comps_per_sqft
-        own["comps_log_value"] = comps_per_sqft + own["log_living_area"]
+        own["comps_log_price_per_sqft"] = comps[:, 0]
+        own["comps_log_value"] = comps[:, 0] + own["log_living_area"]
+        own["comps_adjustment"] = comps[:, 2]
+        own["comps_adjusted_log_value"] = comps[:, 1] + comps[:, 2]
         out.append(own)
     return out[0], out[1]
 
@@ -366,6 +402,22 @@ def _vehicle_homework(train, test, y, extra):
     return both.iloc[: len(train)].reset_index(drop=True), both.iloc[len(train) :].reset_index(drop=True)
 
 
+def _clinic(frame: pd.DataFrame) -> pd.DataFrame:
+    """A clinician's reading of the checkup: kidney function as eGFR and the diagnostic cut-offs."""
+    egfr = ckd_epi_egfr(
+        frame["creatinine"].to_numpy(float), frame["age"].to_numpy(float), frame["sex"].eq("F").to_numpy()
+    )
+    return pd.DataFrame(
+        {
+            "egfr": egfr,
+            "egfr_below_60": np.where(np.isnan(egfr), np.nan, egfr < 60),
+            "glucose_over_126": frame["fasting_glucose"].ge(126).astype(float),
+            "hba1c_over_6_5": np.where(frame["hba1c"].isna(), np.nan, frame["hba1c"].ge(6.5)),
+            "bp_over_140_90": (frame["systolic_bp"].ge(140) | frame["diastolic_bp"].ge(90)).astype(float),
+        }
+    )
+
+
 def _concrete(frame: pd.DataFrame) -> pd.DataFrame:
     """Abrams' law: strength falls with the water-to-binder ratio and grows with the log of the age."""
     binder = frame["cement"] + frame["blast_furnace_slag"] + frame["fly_ash"]
@@ -397,6 +449,7 @@ _HOMEWORK: dict[str, Homework] = {
     "mobile-carrier-churn": _both(_carrier_churn),
     "atlantic-storm-stage": _storm_homework,
     "concrete-compressive-strength": _both(_concrete),
+    "clinic-comorbidity-flags": _both(_clinic),
     "texas-median-home-price": _both(_txhousing),
     "victoria-electricity-demand": _electricity_homework,
 }

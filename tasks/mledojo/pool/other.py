@@ -16,7 +16,7 @@ from wmrl_envs.competition import Category
 from .sources import load_rdataset, rdataset_source
 from .spec import CompetitionSpec, Prepared, random_split, simple_prepared
 
-__all__ = ["SPECS"]
+__all__ = ["SPECS", "ckd_epi_egfr"]
 
 _RELEVANT_RATING = 4.0
 _FUTURE_SHARE = 0.2
@@ -54,6 +54,7 @@ def _comorbidities(rng: np.random.Generator) -> Prepared:
     n = 16000
     age = np.clip(rng.gamma(9.0, 6.0, n) + 10, 18, 95).round()
     sex = rng.choice(["F", "M"], n)
+    female = sex == "F"
     smoking = rng.choice(["never", "former", "current"], n, p=[0.55, 0.27, 0.18])
     activity = rng.choice(["low", "moderate", "high"], n, p=[0.4, 0.4, 0.2])
     region = rng.choice(["north", "south", "east", "west", "central"], n, p=[0.25, 0.3, 0.15, 0.2, 0.1])
@@ -62,16 +63,28 @@ def _comorbidities(rng: np.random.Generator) -> Prepared:
     metabolic = rng.normal(0, 1, n) + 0.3 * z + 0.4 * (activity == "low") - 0.3 * (activity == "high")
     vascular = rng.normal(0, 1, n) + 0.6 * z + 0.4 * (smoking == "current") + 0.2 * (sex == "M")
     bmi = 27 + 3.5 * metabolic + rng.normal(0, 2.5, n)
-    diabetes = rng.random(n) < _sigmoid(-2.6 + 1.3 * metabolic + 0.9 * family_history + 0.3 * z)
-    hypertension = rng.random(n) < _sigmoid(-0.9 + 1.1 * vascular + 0.06 * (bmi - 27) + 0.5 * diabetes)
-    ckd = rng.random(n) < _sigmoid(-4.2 + 0.9 * z + 1.0 * diabetes + 0.9 * hypertension + 0.4 * vascular)
-    glucose = 92 + 9 * metabolic + 22 * diabetes * rng.gamma(2.0, 0.6, n) + rng.normal(0, 12, n)
-    hba1c = 5.3 + 0.25 * metabolic + 0.8 * diabetes * rng.gamma(2.0, 0.5, n) + rng.normal(0, 0.4, n)
-    systolic = 118 + 8 * vascular + 7 * hypertension + 0.3 * (age - 50) + rng.normal(0, 12, n)
-    diastolic = 0.55 * systolic + rng.normal(12, 6, n)
-    creatinine = np.exp(
-        np.log(0.85) + 0.12 * (sex == "M") + 0.25 * ckd * rng.gamma(2.0, 0.5, n) + rng.normal(0, 0.18, n)
+    # Diagnoses follow the clinical criteria on each patient's usual values; the checkup
+    # measures those once, with error, so the labels sit behind thresholds seen through noise.
+    resistance = metabolic + 0.8 * family_history + 0.2 * z + rng.normal(0, 0.6, n)
+    usual_hba1c = 5.3 + 0.25 * resistance + 0.8 * np.maximum(resistance - 0.8, 0) + rng.normal(0, 0.2, n)
+    usual_glucose = 28.7 * usual_hba1c - 60 + rng.normal(0, 9, n)
+    diabetes = (usual_hba1c >= 6.5) | (usual_glucose >= 126)
+    usual_systolic = 127 + 9 * vascular + 0.25 * (age - 50) + 0.5 * (bmi - 27) + 5 * diabetes + rng.normal(0, 5, n)
+    usual_diastolic = 0.45 * usual_systolic + 20 + rng.normal(0, 6, n)
+    hypertension = (usual_systolic >= 140) | (usual_diastolic >= 90)
+    # CKD: an estimated GFR below 60 (CKD-EPI 2021 from creatinine, age and sex), or kidney
+    # damage that only a urine test (not in the data) would show.
+    damage = 0.4 * z + 0.7 * diabetes + 0.5 * hypertension + 0.3 * vascular + rng.normal(0, 1, n)
+    usual_creatinine = np.exp(
+        np.log(np.where(female, 0.72, 0.92)) + rng.normal(0, 0.12, n) + 0.5 * np.maximum(damage - 2.2, 0)
     )
+    albuminuria = rng.random(n) < _sigmoid(-3.6 + 1.0 * diabetes + 0.8 * hypertension)
+    ckd = (ckd_epi_egfr(usual_creatinine, age, female) < 60) | albuminuria
+    glucose = usual_glucose + rng.normal(0, 9, n)
+    hba1c = usual_hba1c + rng.normal(0, 0.12, n)
+    systolic = usual_systolic + rng.normal(0, 8, n)
+    diastolic = usual_diastolic + rng.normal(0, 5, n)
+    creatinine = usual_creatinine * np.exp(rng.normal(0, 0.06, n))
     ldl = 120 + 12 * metabolic + rng.normal(0, 28, n)
     hdl = 55 - 5 * metabolic - 6 * (sex == "M") + rng.normal(0, 10, n)
     visits = rng.poisson(1.5 + 1.2 * diabetes + 0.8 * hypertension + 2.0 * ckd + 0.5 * np.maximum(z, 0))
@@ -108,6 +121,15 @@ def _comorbidities(rng: np.random.Generator) -> Prepared:
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
+
+
+def ckd_epi_egfr(creatinine: np.ndarray, age: np.ndarray, female: np.ndarray) -> np.ndarray:
+    """CKD-EPI 2021 estimated GFR (mL/min/1.73 m²) from serum creatinine (mg/dL), age and sex."""
+    kappa, alpha = np.where(female, 0.7, 0.9), np.where(female, -0.241, -0.302)
+    ratio = creatinine / kappa
+    return (
+        142 * np.minimum(ratio, 1) ** alpha * np.maximum(ratio, 1) ** -1.2 * 0.9938**age * np.where(female, 1.012, 1.0)
+    )
 
 
 def _store_demand(rng: np.random.Generator) -> Prepared:
@@ -369,7 +391,7 @@ SPECS: tuple[CompetitionSpec, ...] = (
         higher_is_better=True,
         id_column="patient_id",
         target_columns=("diabetes", "hypertension", "ckd"),
-        source="seeded generator (wmrl, Apache-2.0): correlated latent risks, labs missing not at random, categorical lifestyle",
+        source="seeded generator (wmrl, Apache-2.0): clinical criteria on latent usual values, noisy labs missing not at random",
         prepare=_comorbidities,
     ),
     CompetitionSpec(

@@ -1,4 +1,4 @@
-"""Every pool competition ships a baseline that runs in the real sandbox and places on its boards.
+"""Every pool competition ships a baseline that runs in the real sandbox and places on its boards, below their top.
 
 The baselines prove end to end that a competition is solvable as described: the public files
 carry enough to fit a model, the submission format in the description is the one the grader
@@ -23,6 +23,8 @@ SOLUTIONS = resources.files("wmrl_tasks.mledojo.pool") / "solutions"
 ALLOWED_IMPORTS = {"os", "numpy", "pandas", "sklearn"}
 # Each baseline takes a few seconds on one core; the margin absorbs a loaded CI machine.
 LIMITS = Limits(wall_time_s=120, memory_mb=4096)
+# A baseline at the top of its boards leaves a policy that beats it no reward to climb for.
+HEADROOM_POSITION = 0.97
 
 
 def test_every_pool_competition_has_exactly_one_baseline() -> None:
@@ -58,3 +60,6 @@ def test_baseline_runs_in_the_sandbox_and_places_on_the_boards(
     assert outcome.grade.valid, outcome.grade.reason
     if competition.private_leaderboard_path is not None:
         assert outcome.position > 0, f"score {outcome.grade.score} is below every team on the boards"
+        assert outcome.position < HEADROOM_POSITION, (
+            f"the baseline places at {outcome.position:.3f}: its boards have no teams above it to beat"
+        )
