@@ -226,8 +226,9 @@ def _ames_comps(train: pd.DataFrame, log_price: np.ndarray, query: pd.DataFrame)
     from sklearn.neighbors import KNeighborsRegressor
 
     per_sqft = log_price - np.log(train["Gr_Liv_Area"].to_numpy(float))
-    hedonic = RidgeCV(alphas=np.logspace(-2, 3, 11)).fit(_ames_facts(train), log_price)
-    residual = log_price - hedonic.predict(_ames_facts(train))
+    facts = _ames_facts(train)
+    hedonic = RidgeCV(alphas=np.logspace(-2, 3, 11)).fit(facts, log_price)
+    residual = log_price - hedonic.predict(facts)
     where, asked = _ames_place(train), _ames_place(query)
     comps = [
         KNeighborsRegressor(n_neighbors=_AMES_COMPS, weights="distance").fit(where, target).predict(asked)
