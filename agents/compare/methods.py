@@ -7,7 +7,8 @@
   and ``ppi``, the same anchors and map with the prediction-powered estimator in place of the inverse-variance
   fusion, and ``adaptive``, the anchor fraction set each step from the measured noise and the declared cost of a
   prediction against a real run, `ADAPTIVE_COST_RATIO` (both options beyond the paper, `wmrl_envs.corrections.ppi`
-  and `.adaptive`).
+  and `.adaptive`), and ``centred_map``, WMRL with Online Debiasing's centred isotonic map in place of the paper's
+  step function, which ties a group's predictions wherever a step is flat (`wmrl_envs.corrections.debias`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from wmrl_envs.world_models import Predictor
 __all__ = ["ABLATIONS", "ADAPTIVE_COST_RATIO", "METHODS", "USES_WORLD_MODEL", "config_for", "reward_source_for"]
 
 METHODS = ("real", "world_model", "wmrl")
-ABLATIONS = ("debias_only", "denoise_only", "ppi", "adaptive")
+ABLATIONS = ("debias_only", "denoise_only", "ppi", "adaptive", "centred_map")
 USES_WORLD_MODEL = frozenset({"world_model", "wmrl", *ABLATIONS})
 """Methods whose world model's build cost (the real runs it was fit on) counts against them."""
 
@@ -34,9 +35,12 @@ _REWARD = {
     "denoise_only": "corrected",
     "ppi": "corrected",
     "adaptive": "corrected",
+    "centred_map": "corrected",
 }
 _ESTIMATOR = {"ppi": "ppi"}
 """Methods that combine the groups otherwise than by the paper's fusion."""
+_DEBIAS_MAP = {"centred_map": "centred"}
+"""Methods whose Online Debiasing fits another map than the config's."""
 ADAPTIVE_COST_RATIO = 0.1
 """Prediction cost / real-run cost that ``adaptive`` allocates with, declared so that a seed reproduces its run:
 the 16-competition compare-quick published at 98aad63 measured 0.12 s a prediction (world-model-only runs) against
@@ -51,6 +55,7 @@ def config_for(method: str, config: GRPOConfig) -> GRPOConfig:
         "estimator": _ESTIMATOR.get(method, "fusion"),
         "adaptive_anchor_fraction": method == "adaptive",
         "adaptive_cost_ratio": ADAPTIVE_COST_RATIO if method == "adaptive" else None,
+        "debias_map": _DEBIAS_MAP.get(method, config.corrections.debias_map),
     }
     return config.replace(reward=_REWARD[method], corrections=corrections)
 

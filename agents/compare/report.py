@@ -34,6 +34,7 @@ LABELS = {
     "denoise_only": "denoise only",
     "ppi": "PPI++ (option)",
     "adaptive": "adaptive (option)",
+    "centred_map": "centred map (option)",
 }
 
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ADVANTAGE_STD",
+    "DEBIAS_MAPS",
     "LOSS_TYPES",
     "PRESETS",
     "REWARD_SOURCES",
@@ -56,6 +57,9 @@ LOSS_TYPES = ("grpo", "dr_grpo")
 ADVANTAGE_STD = ("sample", "population", "none")
 REWARD_SOURCES = ("real", "world-model", "corrected")
 ESTIMATORS = ("fusion", "ppi")
+DEBIAS_MAPS = ("steps", "centred")
+"""Shapes of Online Debiasing's map (`wmrl_envs.corrections.debias.MAP_KINDS`, named here so that reading a
+config does not import scikit-learn)."""
 """How the corrected source's groups are combined into the step's gradient (`CorrectionsConfig.estimator`)."""
 TASKS = tuple(TASK_FAMILIES)
 """Task families the trainer rolls out (`wmrl_agents.grpo.task_families`): code competitions, or LIBERO with a VLA."""
@@ -81,6 +85,9 @@ class CorrectionsConfig:
     """New anchor pairs between refits of the map, so it tracks drift."""
     debias_window: int | None = None
     """Fit the map on the latest this-many pairs only (None: every pair)."""
+    debias_map: str = "steps"
+    """Shape of the map: "steps", the paper's isotonic step function, or "centred", centred isotonic regression,
+    strictly increasing, so that it never ties two predictions of a group (`wmrl_envs.corrections.debias`)."""
     min_weight: float = 1.0
     """Lower clip of the anchor groups' inverse-variance weight."""
     max_weight: float = 4.0
@@ -116,6 +123,7 @@ class CorrectionsConfig:
         _number(self, "variance_c", low=0.0)
         _integer(self, "variance_window", 1)
         _choice(self, "estimator", ESTIMATORS)
+        _choice(self, "debias_map", DEBIAS_MAPS)
         if not isinstance(self.adaptive_anchor_fraction, bool):
             raise ConfigError(
                 f"corrections.adaptive_anchor_fraction must be true or false, got {self.adaptive_anchor_fraction!r}"

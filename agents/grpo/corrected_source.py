@@ -28,7 +28,9 @@ def corrected_source(config: GRPOConfig, real: RewardSource, world_model: Reward
     return Corrected(
         real,
         world_model,
-        debiaser=OnlineDebiaser(min_pairs=c.min_pairs, refit_every=c.refit_every, window=c.debias_window),
+        debiaser=OnlineDebiaser(
+            min_pairs=c.min_pairs, refit_every=c.refit_every, window=c.debias_window, map_kind=c.debias_map
+        ),
         weighter=InverseVarianceWeighter(
             min_weight=c.min_weight, max_weight=c.max_weight, c=c.variance_c, window=c.variance_window
         ),

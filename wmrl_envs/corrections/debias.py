@@ -30,7 +30,22 @@ Data rules, chosen so a broken score never trains the policy:
   model that cannot score should give ``None`` upstream, which is dropped before
   it reaches us, never a NaN);
 - `transform` raises on NaN or infinite input, and otherwise never returns NaN;
-- inputs outside the fitted range are clipped to the map's end values.
+- inputs outside the map's breakpoints are clipped to its end values (for
+  ``"centred"`` the breakpoints span the score range).
+
+Two shapes of map (`map_kind`):
+- ``"steps"``, the paper's: the isotonic fit itself, a step function. Every PAVA
+  block is flat, and so is everything beyond the anchors seen, so distinct
+  predictions in one block come out equal. Equal rewards in a group are a zero
+  advantage: a flat stretch erases the world model's ranking there, and the
+  stretch above the best anchors is where an improving policy's samples go.
+- ``"centred"``: centred isotonic regression (Oron & Flournoy, 2017): one point
+  per block, at its pairs' mean prediction and its isotonic value, joined
+  linearly, so the map is strictly increasing and keeps every ranking. Beyond
+  the first and last points it runs on to the ends of the score range [0, 1]
+  (every wmrl score is a position or a rate; data beyond it widens the range)
+  at the map's mean slope, or, where that slope would leave the range, straight
+  to the range's edge.
 
 The map is kept as its breakpoints and evaluated by our own piecewise-linear
 interpolation, clamped within each segment, so it is monotone non-decreasing by
@@ -56,11 +71,14 @@ from sklearn.isotonic import IsotonicRegression
 
 from wmrl_envs.corrections.state import StateDictError, StateReader, state_header
 
-__all__ = ["OnlineDebiaser"]
+__all__ = ["MAP_KINDS", "OnlineDebiaser"]
 
 logger = logging.getLogger(__name__)
 
 _MIN_CROSS_FIT_PAIRS = 4
+MAP_KINDS = ("steps", "centred")
+"""Shapes of the fitted map (see the module docstring): the isotonic step function, or centred isotonic."""
+_SCORE_RANGE = (0.0, 1.0)
 
 
 def _as_finite_array(values: Any, name: str) -> np.ndarray:
@@ -93,11 +111,14 @@ class _MonotoneMap:
         self.y = np.maximum.accumulate(np.asarray(y, dtype=np.float64))
 
     @classmethod
-    def fit(cls, predicted: np.ndarray, real: np.ndarray) -> _MonotoneMap:
-        """Isotonic (non-decreasing) regression of real on predicted, kept as its breakpoints."""
+    def fit(cls, predicted: np.ndarray, real: np.ndarray, kind: str = "steps") -> _MonotoneMap:
+        """Isotonic (non-decreasing) regression of real on predicted, kept as the breakpoints of `kind`'s map."""
         model = IsotonicRegression(increasing=True, out_of_bounds="clip").fit(predicted, real)
-        # Block means can round a hair outside the data; the map must never leave the real scores' range.
-        return cls(model.X_thresholds_, np.clip(model.y_thresholds_, real.min(), real.max()))
+        if kind == "steps":
+            # Block means can round a hair outside the data; the map must never leave the real scores' range.
+            return cls(model.X_thresholds_, np.clip(model.y_thresholds_, real.min(), real.max()))
+        x, y = _block_centres(predicted, model)
+        return cls(*_with_tails(x, np.clip(y, real.min(), real.max()), predicted, real))
 
     def __call__(self, values: np.ndarray) -> np.ndarray:
         x, y = self.x, self.y
@@ -112,7 +133,34 @@ class _MonotoneMap:
         return np.clip(lo_y + t * (hi_y - lo_y), lo_y, hi_y)
 
 
-def _cross_fit_errors(predicted: np.ndarray, real: np.ndarray) -> tuple[float, float, float] | None:
+def _block_centres(predicted: np.ndarray, model: IsotonicRegression) -> tuple[np.ndarray, np.ndarray]:
+    """One point per block of the isotonic fit: the block's mean prediction (over its pairs) and its value."""
+    values, counts = np.unique(predicted, return_counts=True)
+    fitted = model.predict(values)
+    starts = np.flatnonzero(np.r_[True, fitted[1:] != fitted[:-1]])
+    weight = np.add.reduceat(counts, starts)
+    centres = np.add.reduceat(values * counts, starts) / weight
+    # A block's mean can round a hair outside its pairs; neighbours' centres must stay strictly ordered.
+    centres = np.clip(centres, values[starts], values[np.r_[starts[1:], len(values)] - 1])
+    return centres, fitted[starts]
+
+
+def _with_tails(x: np.ndarray, y: np.ndarray, predicted: np.ndarray, real: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`x`, `y` continued to the ends of the score range with the map's mean slope, clamped to that range."""
+    low = min(_SCORE_RANGE[0], float(predicted.min()))
+    high = max(_SCORE_RANGE[1], float(predicted.max()))
+    floor, ceiling = min(_SCORE_RANGE[0], float(real.min())), max(_SCORE_RANGE[1], float(real.max()))
+    slope = (y[-1] - y[0]) / (x[-1] - x[0]) if len(x) > 1 else 0.0
+    if low < x[0]:
+        x, y = np.r_[low, x], np.r_[max(floor, y[0] - slope * (x[0] - low)), y]
+    if x[-1] < high:
+        x, y = np.r_[x, high], np.r_[y, min(ceiling, y[-1] + slope * (high - x[-1]))]
+    return x, y
+
+
+def _cross_fit_errors(
+    predicted: np.ndarray, real: np.ndarray, kind: str = "steps"
+) -> tuple[float, float, float] | None:
     """MSE of raw and of two-fold out-of-fold calibrated predictions (interleaved folds), and the standard error
     of their difference (the pairs' squared-error gains are averaged, so their spread gives its uncertainty)."""
     if len(predicted) < _MIN_CROSS_FIT_PAIRS:
@@ -121,7 +169,7 @@ def _cross_fit_errors(predicted: np.ndarray, real: np.ndarray) -> tuple[float, f
     folds = np.arange(len(predicted)) % 2
     for k in (0, 1):
         held_out = folds == k
-        out_of_fold[held_out] = _MonotoneMap.fit(predicted[~held_out], real[~held_out])(predicted[held_out])
+        out_of_fold[held_out] = _MonotoneMap.fit(predicted[~held_out], real[~held_out], kind)(predicted[held_out])
     raw_error, calibrated_error = (predicted - real) ** 2, (out_of_fold - real) ** 2
     gain_se = float(np.std(raw_error - calibrated_error, ddof=1) / np.sqrt(len(real)))
     return float(np.mean(raw_error)), float(np.mean(calibrated_error)), gain_se
@@ -130,15 +178,20 @@ def _cross_fit_errors(predicted: np.ndarray, real: np.ndarray) -> tuple[float, f
 class OnlineDebiaser:
     """Isotonic map from world-model scores to real scores, fit online on anchor pairs."""
 
-    def __init__(self, min_pairs: int = 200, refit_every: int = 64, window: int | None = None) -> None:
+    def __init__(
+        self, min_pairs: int = 200, refit_every: int = 64, window: int | None = None, map_kind: str = "steps"
+    ) -> None:
         for name, value, minimum in (("min_pairs", min_pairs, 1), ("refit_every", refit_every, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise ValueError(f"OnlineDebiaser {name} must be an int >= {minimum}, got {value!r}")
         if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 2):
             raise ValueError(f"OnlineDebiaser window must be None (use all pairs) or an int >= 2, got {window!r}")
+        if map_kind not in MAP_KINDS:
+            raise ValueError(f"OnlineDebiaser map_kind must be one of {', '.join(MAP_KINDS)}, got {map_kind!r}")
         self.min_pairs = min_pairs
         self.refit_every = refit_every
         self.window = window
+        self.map_kind = map_kind
         self._n_pairs = 0
         self._predicted = np.empty(0)
         self._real = np.empty(0)
@@ -206,10 +259,10 @@ class OnlineDebiaser:
         first = buffer_start if self.window is None else max(buffer_start, at - self.window)
         x = self._predicted[first - buffer_start : at - buffer_start]
         y = self._real[first - buffer_start : at - buffer_start]
-        self._map = _MonotoneMap.fit(x, y)
+        self._map = _MonotoneMap.fit(x, y, self.map_kind)
         self._fit_at = at
         self._fit_size = len(x)
-        errors = _cross_fit_errors(x, y)
+        errors = _cross_fit_errors(x, y, self.map_kind)
         self._mse_raw, self._mse_calibrated, self._gain_se = errors if errors is not None else (None, None, None)
         self._real_variance = float(np.var(y))
         logger.info(
@@ -225,7 +278,8 @@ class OnlineDebiaser:
     def transform(self, predicted: Any) -> float | np.ndarray:
         """Map world-model scores to the real scale: a float for a scalar, else an array of the same shape.
 
-        Identity before the first fit; clipped to the map's ends outside the fitted range; ValueError on NaN/inf.
+        Identity before the first fit; beyond the map's ends, flat ("steps") or continued over the score range
+        ("centred"); ValueError on NaN/inf.
         """
         values = _as_finite_array(predicted, "predicted")
         out = values.copy() if self._map is None else self._map(values)
@@ -275,6 +329,7 @@ class OnlineDebiaser:
             "min_pairs": self.min_pairs,
             "refit_every": self.refit_every,
             "window": self.window,
+            "map_kind": self.map_kind,
             "n_pairs": self._n_pairs,
             "predicted": self._predicted.tolist(),
             "real": self._real.tolist(),
@@ -294,6 +349,8 @@ class OnlineDebiaser:
         min_pairs = read.integer("min_pairs", minimum=1)
         refit_every = read.integer("refit_every", minimum=1)
         window = read.integer("window", minimum=2, optional=True)
+        # States saved before the map had a shape hold the step function.
+        map_kind = read.choice("map_kind", MAP_KINDS) if "map_kind" in state else "steps"
         n_pairs = read.integer("n_pairs", minimum=0)
         predicted = read.numbers("predicted")
         real = read.numbers("real")
@@ -329,7 +386,7 @@ class OnlineDebiaser:
                 "OnlineDebiaser state: keys 'map_x'/'map_y' must be equal-length, non-empty, with map_x strictly "
                 "increasing and map_y non-decreasing"
             )
-        self.min_pairs, self.refit_every, self.window = min_pairs, refit_every, window
+        self.min_pairs, self.refit_every, self.window, self.map_kind = min_pairs, refit_every, window, map_kind
         self._n_pairs = n_pairs
         self._predicted = np.asarray(predicted, dtype=np.float64)
         self._real = np.asarray(real, dtype=np.float64)

@@ -192,6 +192,7 @@ def test_ablations_switch_one_correction_off() -> None:
         "denoise_only": (False, True),
         "ppi": (True, True),
         "adaptive": (True, True),
+        "centred_map": (True, True),
     }
     estimators = {method: config_for(method, config).corrections.estimator for method in ("wmrl", *ABLATIONS)}
     assert estimators == {
@@ -200,7 +201,11 @@ def test_ablations_switch_one_correction_off() -> None:
         "denoise_only": "fusion",
         "ppi": "ppi",
         "adaptive": "fusion",
+        "centred_map": "fusion",
     }
+    maps = {method: config_for(method, config).corrections.debias_map for method in ("wmrl", *ABLATIONS)}
+    assert maps == {**dict.fromkeys(("wmrl", *ABLATIONS), "steps"), "centred_map": "centred"}
+    assert reward_source_for("centred_map", config, predictor).debiaser.map_kind == "centred"
     adaptive = reward_source_for("adaptive", config, predictor).adaptive
     assert adaptive is not None and adaptive.cost_ratio == ADAPTIVE_COST_RATIO  # declared: reproducible from the seed
     assert reward_source_for("wmrl", config, predictor).adaptive is None

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from wmrl_agents.grpo.config import ConfigError, GRPOConfig, load_config, preset
+from wmrl_agents.grpo.config import DEBIAS_MAPS, ConfigError, GRPOConfig, load_config, preset
+
+from wmrl_envs.corrections.debias import MAP_KINDS
 
 
 def test_defaults_are_the_papers_recipe() -> None:
@@ -49,6 +51,7 @@ def test_presets_shrink_the_run_and_dr_grpo_only_centres_advantages() -> None:
         ({"reward": "oracle"}, "reward must be one of"),
         ({"corrections": {"anchor_fraction": 0.0}}, r"corrections.anchor_fraction must lie in \(0, 1\]"),
         ({"corrections": {"max_weight": 0.5}}, "corrections.max_weight must lie in"),
+        ({"corrections": {"debias_map": "spline"}}, "corrections.debias_map must be one of 'steps', 'centred'"),
         ({"corrections": {"fallback": {"degraded_anchor_fraction": 0.05}}}, "corrections.fallback: .*not decrease"),
     ],
 )
@@ -84,3 +87,8 @@ def test_bad_config_files_say_which_file_and_what_is_wrong(tmp_path: Path) -> No
         load_config(bad)
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_the_configs_debias_maps_are_the_debiasers() -> None:
+    assert DEBIAS_MAPS == MAP_KINDS
+    assert GRPOConfig().corrections.debias_map == "steps"  # the paper's map, until a comparison says otherwise

@@ -31,10 +31,11 @@ def test_each_reward_kind_builds_its_source_with_the_configured_limits_and_corre
     world_model = build_reward_source(config.replace(reward="world-model"))
     assert isinstance(world_model, WorldModel) and isinstance(world_model.predictor, CheapExecutionProxy)
 
-    corrections = {"anchor_fraction": 0.2, "min_pairs": 8, "refit_every": 4, "max_weight": 3.0}
+    corrections = {"anchor_fraction": 0.2, "min_pairs": 8, "refit_every": 4, "max_weight": 3.0, "debias_map": "centred"}
     corrected = build_reward_source(config.replace(reward="corrected", corrections=corrections, seed=5))
     assert isinstance(corrected, Corrected)
     assert (corrected.debiaser.min_pairs, corrected.debiaser.refit_every) == (8, 4)
+    assert corrected.debiaser.map_kind == "centred"
     assert corrected.weighter.max_weight == 3.0
     assert corrected.scheduler.fraction == 0.2 and corrected.scheduler.seed == 5
     assert corrected.fallback.config.healthy_anchor_fraction == 0.2  # the rule keeps the configured fraction

@@ -1,4 +1,5 @@
-"""OnlineDebiaser: identity until enough pairs, exact refit cadence, a monotone clipped map, NaN never in or out."""
+"""OnlineDebiaser: identity until enough pairs, exact refit cadence, a monotone map (steps, or centred and strictly
+increasing), NaN never in or out."""
 
 from __future__ import annotations
 
@@ -12,22 +13,28 @@ from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 
 from wmrl_envs.corrections import OnlineDebiaser
+from wmrl_envs.corrections.debias import MAP_KINDS
+from wmrl_envs.corrections.state import StateDictError
 
 scores = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 pair_lists = st.lists(st.tuples(scores, scores), min_size=1, max_size=60)
+unit = st.integers(min_value=0, max_value=1000).map(lambda k: k / 1000)
+"""Scores on a grid of 0.001: distinct queries are far enough apart for floats to tell their images apart."""
+unit_pair_lists = st.lists(st.tuples(unit, unit), min_size=1, max_size=60)
 
 
-def _fitted(pairs: list[tuple[float, float]]) -> OnlineDebiaser:
-    debiaser = OnlineDebiaser(min_pairs=1, refit_every=1)
+def _fitted(pairs: list[tuple[float, float]], map_kind: str = "steps") -> OnlineDebiaser:
+    debiaser = OnlineDebiaser(min_pairs=1, refit_every=1, map_kind=map_kind)
     predicted, real = zip(*pairs, strict=True)
     debiaser.add(list(predicted), list(real))
     return debiaser
 
 
+@pytest.mark.parametrize("map_kind", MAP_KINDS)
 @settings(max_examples=150, deadline=None)
 @given(pairs=pair_lists, queries=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=50))
-def test_transform_is_monotone_and_finite_for_any_fitted_data(pairs, queries):
-    debiaser = _fitted(pairs)
+def test_transform_is_monotone_and_finite_for_any_fitted_data(map_kind, pairs, queries):
+    debiaser = _fitted(pairs, map_kind)
     assert debiaser.is_fitted
     query = np.sort(np.asarray(queries))
     out = debiaser.transform(query)
@@ -35,10 +42,11 @@ def test_transform_is_monotone_and_finite_for_any_fitted_data(pairs, queries):
     assert np.all(np.diff(out) >= 0.0)
 
 
+@pytest.mark.parametrize("map_kind", MAP_KINDS)
 @settings(max_examples=100, deadline=None)
 @given(pairs=pair_lists, queries=st.lists(scores, min_size=1, max_size=20))
-def test_any_fitted_map_survives_a_json_round_trip(pairs, queries):
-    debiaser = _fitted(pairs)
+def test_any_fitted_map_survives_a_json_round_trip(map_kind, pairs, queries):
+    debiaser = _fitted(pairs, map_kind)
     restored = OnlineDebiaser.from_state_dict(json.loads(json.dumps(debiaser.state_dict())))
     np.testing.assert_array_equal(restored.transform(queries), debiaser.transform(queries))
     assert restored.error_reduction() == debiaser.error_reduction()
@@ -46,7 +54,7 @@ def test_any_fitted_map_survives_a_json_round_trip(pairs, queries):
 
 @settings(max_examples=100, deadline=None)
 @given(pairs=pair_lists, beyond=st.floats(min_value=0.0, max_value=1e300))
-def test_out_of_range_inputs_are_clipped_to_the_map_ends(pairs, beyond):
+def test_step_map_clips_out_of_range_inputs_to_its_ends(pairs, beyond):
     debiaser = _fitted(pairs)
     predicted = np.array([p for p, _ in pairs])
     low, high = debiaser.transform(predicted.min()), debiaser.transform(predicted.max())
@@ -174,8 +182,56 @@ def test_error_reduction_is_about_zero_for_an_already_calibrated_world_model(gro
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"min_pairs": 0}, {"refit_every": 0}, {"window": 1}, {"min_pairs": 2.5}, {"refit_every": True}]
+    "kwargs",
+    [{"min_pairs": 0}, {"refit_every": 0}, {"window": 1}, {"min_pairs": 2.5}, {"refit_every": True}, {"map_kind": "x"}],
 )
 def test_invalid_configuration_is_rejected(kwargs):
     with pytest.raises(ValueError, match="OnlineDebiaser"):
         OnlineDebiaser(**kwargs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=unit_pair_lists, queries=st.lists(unit, min_size=2, max_size=40))
+def test_centred_map_ties_scores_only_at_the_range_edges_or_when_the_fit_is_constant(pairs, queries):
+    # A tie within a group is a zero advantage: the centred map keeps every ranking the world model gives.
+    debiaser = _fitted(pairs, "centred")
+    query = np.unique(queries)
+    out = debiaser.transform(query)
+    constant = len(set(IsotonicRegression().fit_transform(*zip(*pairs, strict=True)))) == 1
+    tied = np.flatnonzero(np.diff(out) == 0)
+    assert constant or all(out[i] in (0.0, 1.0) for i in tied)
+    assert np.all((0.0 <= out) & (out <= 1.0))
+
+
+def test_step_map_ties_predictions_within_a_block_and_centred_map_keeps_their_order():
+    predicted = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    real = [0.1, 0.3, 0.2, 0.5, 0.4, 0.9]  # two blocks pool: (0.2, 0.3) and (0.4, 0.5)
+    steps, centred = (
+        _fitted(list(zip(predicted, real, strict=True))),
+        _fitted(list(zip(predicted, real, strict=True)), "centred"),
+    )
+    group = [0.21, 0.29, 0.41, 0.49]
+    assert len(set(steps.transform(group))) == 2
+    assert np.all(np.diff(centred.transform(group)) > 0)
+    # Above the best anchor the step map is flat; the centred map still ranks (and stays in the score range).
+    assert steps.transform(0.7) == steps.transform(0.95) == 0.9
+    assert 0.9 < centred.transform(0.7) < centred.transform(0.95) <= 1.0
+
+
+def test_centred_map_is_a_better_calibration_out_of_sample_on_a_smooth_bias(groups):
+    # Interpolating between block centres does not throw away the bias's shape inside a block.
+    stream = groups(lambda r: r**2)
+    steps, centred = OnlineDebiaser(), OnlineDebiaser(map_kind="centred")
+    while steps.n_pairs < 200:
+        pair = next(stream)
+        steps.add(*pair)
+        centred.add(*pair)
+    assert centred.error_reduction() > steps.error_reduction() > 0
+
+
+def test_a_state_without_a_map_kind_loads_as_the_step_map_and_a_bad_one_is_refused():
+    state = _fitted([(0.0, 0.0), (0.5, 0.2), (1.0, 1.0)], "centred").state_dict()
+    legacy = {k: v for k, v in state.items() if k != "map_kind"}
+    assert OnlineDebiaser.from_state_dict(legacy).map_kind == "steps"
+    with pytest.raises(StateDictError, match="map_kind"):
+        OnlineDebiaser.from_state_dict({**state, "map_kind": "spline"})
