@@ -452,7 +452,22 @@ def _missing_keys(report: Any) -> list[str]:
     return missing
 
 
+def _check_same_world_model(kept: dict[str, Any], other: dict[str, Any], origin: str) -> None:
+    """Refuse to pool world-model methods of one seed built on different world models (reports from before the
+    fingerprint have none and are not checked)."""
+    if not all(USES_WORLD_MODEL.intersection(r["methods"]) for r in (kept, other)):
+        return
+    prints = [(r.get("world_model") or {}).get("fingerprint") for r in (kept, other)]
+    if None not in prints and prints[0] != prints[1]:
+        raise ValueError(
+            f"seed {other['seed']}: the world model built in {origin} (fingerprint {prints[1]}) is not the one the "
+            f"other report's world-model methods trained on ({prints[0]}); their scores are not paired. Run every "
+            "world-model method of a seed in one comparison (--methods ...) and pool whole seeds"
+        )
+
+
 def _merge(kept: dict[str, Any], other: dict[str, Any], origin: str) -> dict[str, Any]:
+    _check_same_world_model(kept, other, origin)
     for method, row in other["methods"].items():
         mine = kept["methods"].get(method)
         if mine is not None and mine["heldout_avg_at_k"] != row["heldout_avg_at_k"]:

@@ -8,6 +8,7 @@ about; held-out tasks are never run for it.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from wmrl_envs.rewards import RealExecution, Rollout
 from wmrl_envs.sandbox.base import Executor
 from wmrl_envs.world_models import CheapExecutionProxy, LearnedSurrogate, Predictor
 
-__all__ = ["WORLD_MODELS", "BuiltWorldModel", "build_world_model"]
+__all__ = ["WORLD_MODELS", "BuiltWorldModel", "build_world_model", "predictions_fingerprint"]
 
 WORLD_MODELS = ("surrogate", "proxy")
 _LOG_SEED_OFFSET = 10_000
@@ -41,6 +42,10 @@ class BuiltWorldModel:
     real_runs: int = 0
     fit_s: float = 0.0
     log_path: str | None = None
+    fingerprint: str | None = None
+    """A hash of the surrogate's predictions on its own build programs (None for the proxy): two builds of a seed
+    agree on it only if they are the same world model, which pooling checks (builds have differed between machines
+    with the same code and seed)."""
 
     def predictor_through(self, executor: Executor) -> Predictor:
         """The predictor, with any sandbox runs of its own (the proxy's) going through `executor`, where they count."""
@@ -56,6 +61,7 @@ class BuiltWorldModel:
             "build_real_runs": self.real_runs,
             "fit_s": round(self.fit_s, 3),
             "log": self.log_path,
+            "fingerprint": self.fingerprint,
         }
 
 
@@ -98,4 +104,15 @@ def build_world_model(
         real_runs=sum(s is not None for s in scores),
         fit_s=fit_s,
         log_path=str(log.path),
+        fingerprint=predictions_fingerprint(surrogate, rollouts),
     )
+
+
+def predictions_fingerprint(predictor: Predictor, rollouts: Sequence[Rollout]) -> str:
+    """A short hash of `predictor`'s predictions (status and exact position) on `rollouts`, in order."""
+    digest = hashlib.sha256()
+    for rollout in rollouts:
+        prediction = predictor.predict(rollout.competition, rollout.code)
+        seen = None if prediction is None else (prediction.status.value, prediction.position)
+        digest.update(f"{rollout.competition.id}|{seen!r}\n".encode())
+    return digest.hexdigest()[:16]

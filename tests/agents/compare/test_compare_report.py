@@ -151,6 +151,26 @@ def test_seeds_run_apart_pool_into_one_report_and_a_seed_that_does_not_reproduce
         pool_runs(compare_preset("smoke"), [tmp_path])
 
 
+def test_world_model_methods_of_one_seed_built_on_different_world_models_are_not_pooled(tmp_path: Path) -> None:
+    # Builds of one seed have differed between machines: pairing their methods would compare two world models.
+    for name, fingerprint, methods in (
+        ("a", "1111", ["real", "wmrl"]),
+        ("b", "2222", ["debias_only"]),
+        ("c", "2222", ["real"]),
+        ("d", None, ["debias_only"]),
+    ):
+        report = {**_seed(0, 0.0), "preset": "smoke"}
+        report["methods"] = {m: report["methods"][m] for m in methods}
+        report["world_model"] = {**report["world_model"], "fingerprint": fingerprint}
+        (tmp_path / name / "seed-0").mkdir(parents=True)
+        (tmp_path / name / "seed-0" / "compare.json").write_text(json.dumps(report))
+    with pytest.raises(ValueError, match="seed 0: the world model built in .* is not the one"):
+        pool_runs(compare_preset("smoke"), [tmp_path / "a", tmp_path / "b"])
+    # real GRPO uses no world model, and a report from before the fingerprint cannot be checked.
+    pooled = pool_runs(compare_preset("smoke"), [tmp_path / "a", tmp_path / "c", tmp_path / "d"])
+    assert list(pooled["methods"]) == ["real", "wmrl", "debias_only"]
+
+
 def test_differences_say_whether_they_are_noise() -> None:
     verdicts = {r["difference"]: r["verdict"] for r in difference_rows(_report())}
     assert verdicts["WMRL - real GRPO"] == "higher" and verdicts["world model only - real GRPO"] == "lower"
