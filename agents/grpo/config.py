@@ -57,10 +57,10 @@ LOSS_TYPES = ("grpo", "dr_grpo")
 ADVANTAGE_STD = ("sample", "population", "none")
 REWARD_SOURCES = ("real", "world-model", "corrected")
 ESTIMATORS = ("fusion", "ppi")
+"""How the corrected source's groups are combined into the step's gradient (`CorrectionsConfig.estimator`)."""
 DEBIAS_MAPS = ("steps", "centred")
 """Shapes of Online Debiasing's map (`wmrl_envs.corrections.debias.MAP_KINDS`, named here so that reading a
 config does not import scikit-learn)."""
-"""How the corrected source's groups are combined into the step's gradient (`CorrectionsConfig.estimator`)."""
 TASKS = tuple(TASK_FAMILIES)
 """Task families the trainer rolls out (`wmrl_agents.grpo.task_families`): code competitions, or LIBERO with a VLA."""
 LIBERO_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10", "libero_90")
