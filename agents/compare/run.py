@@ -457,13 +457,26 @@ def _check_same_world_model(kept: dict[str, Any], other: dict[str, Any], origin:
     fingerprint have none and are not checked)."""
     if not all(USES_WORLD_MODEL.intersection(r["methods"]) for r in (kept, other)):
         return
-    prints = [(r.get("world_model") or {}).get("fingerprint") for r in (kept, other)]
+    built = [r.get("world_model") or {} for r in (kept, other)]
+    prints = [b.get("fingerprint") for b in built]
     if None not in prints and prints[0] != prints[1]:
         raise ValueError(
             f"seed {other['seed']}: the world model built in {origin} (fingerprint {prints[1]}) is not the one the "
-            f"other report's world-model methods trained on ({prints[0]}); their scores are not paired. Run every "
-            "world-model method of a seed in one comparison (--methods ...) and pool whole seeds"
+            f"other report's world-model methods trained on ({prints[0]}); {_build_difference(*built)}, so their "
+            "scores are not paired. Run every world-model method of a seed in one comparison (--methods ...) and "
+            "pool whole seeds"
         )
+
+
+def _build_difference(kept: dict[str, Any], other: dict[str, Any]) -> str:
+    """What differs between two surrogate builds of one seed, by their build digests."""
+    digests = [b.get("build_digests") or {} for b in (kept, other)]
+    if not digests[0] or not digests[1]:
+        return "one report does not record what its surrogate was fit on"
+    differing = [part for part in digests[0] if digests[0][part] != digests[1].get(part)]
+    if not differing:
+        return "both were fit on the same runs, so the fit itself differs (library versions or floating point?)"
+    return f"their build logs differ in: {', '.join(differing)}"
 
 
 def _merge(kept: dict[str, Any], other: dict[str, Any], origin: str) -> dict[str, Any]:

@@ -9,8 +9,9 @@ about; held-out tasks are never run for it.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,12 +22,12 @@ from wmrl_agents.policy import Episode
 from wmrl_tasks.mledojo.prompt import task_prompt
 
 from wmrl_envs.competition import Competition
-from wmrl_envs.execution_log import ExecutionLog
+from wmrl_envs.execution_log import ExecutionLog, LogEntry
 from wmrl_envs.rewards import RealExecution, Rollout
 from wmrl_envs.sandbox.base import Executor
 from wmrl_envs.world_models import CheapExecutionProxy, LearnedSurrogate, Predictor
 
-__all__ = ["WORLD_MODELS", "BuiltWorldModel", "build_world_model", "predictions_fingerprint"]
+__all__ = ["WORLD_MODELS", "BuiltWorldModel", "build_digests", "build_world_model", "predictions_fingerprint"]
 
 WORLD_MODELS = ("surrogate", "proxy")
 _LOG_SEED_OFFSET = 10_000
@@ -46,6 +47,9 @@ class BuiltWorldModel:
     """A hash of the surrogate's predictions on its own build programs (None for the proxy): two builds of a seed
     agree on it only if they are the same world model, which pooling checks (builds have differed between machines
     with the same code and seed)."""
+    build_digests: dict[str, str] | None = None
+    """Hashes of what the surrogate was fit on (see `build_digests`), so two builds whose fingerprints differ say
+    whether their programs, their task features, their runs' outcomes, or only the fit differ."""
 
     def predictor_through(self, executor: Executor) -> Predictor:
         """The predictor, with any sandbox runs of its own (the proxy's) going through `executor`, where they count."""
@@ -62,6 +66,7 @@ class BuiltWorldModel:
             "fit_s": round(self.fit_s, 3),
             "log": self.log_path,
             "fingerprint": self.fingerprint,
+            "build_digests": self.build_digests,
         }
 
 
@@ -95,7 +100,8 @@ def build_world_model(
     scores = RealExecution(sandbox, limits, workers=config.workers, log=log).score(rollouts)
     real_s = sum(s.cost_s for s in scores if s is not None)
     began = time.perf_counter()
-    surrogate = LearnedSurrogate().fit(log.read(split="train"))
+    entries = log.read(split="train")
+    surrogate = LearnedSurrogate().fit(entries)
     fit_s = time.perf_counter() - began
     return BuiltWorldModel(
         kind,
@@ -105,7 +111,24 @@ def build_world_model(
         fit_s=fit_s,
         log_path=str(log.path),
         fingerprint=predictions_fingerprint(surrogate, rollouts),
+        build_digests=build_digests(entries),
     )
+
+
+def build_digests(entries: Sequence[LogEntry]) -> dict[str, str]:
+    """Short hashes of a build log's programs, task features, run outcomes (status and position, what the fit
+    reads) and raw scores (which show a run that differs below a board position), each independent of log order."""
+    return {
+        "programs": _digest(f"{e.task_id}|{e.solution_hash}" for e in entries),
+        "tasks": _digest({f"{e.task_id}|{json.dumps(e.task, sort_keys=True)}" for e in entries}),
+        "outcomes": _digest(f"{e.task_id}|{e.solution_hash}|{e.outcome_status}|{e.position!r}" for e in entries),
+        "scores": _digest(f"{e.task_id}|{e.solution_hash}|{e.score!r}" for e in entries),
+    }
+
+
+def _digest(lines: Iterable[str]) -> str:
+    """A 16-hex SHA-256 of `lines`, sorted."""
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:16]
 
 
 def predictions_fingerprint(predictor: Predictor, rollouts: Sequence[Rollout]) -> str:

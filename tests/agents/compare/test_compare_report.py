@@ -153,19 +153,26 @@ def test_seeds_run_apart_pool_into_one_report_and_a_seed_that_does_not_reproduce
 
 def test_world_model_methods_of_one_seed_built_on_different_world_models_are_not_pooled(tmp_path: Path) -> None:
     # Builds of one seed have differed between machines: pairing their methods would compare two world models.
-    for name, fingerprint, methods in (
-        ("a", "1111", ["real", "wmrl"]),
-        ("b", "2222", ["debias_only"]),
-        ("c", "2222", ["real"]),
-        ("d", None, ["debias_only"]),
+    logs = {"programs": "p1", "tasks": "t1", "outcomes": "o1", "scores": "s1"}
+    for name, fingerprint, digests, methods in (
+        ("a", "1111", logs, ["real", "wmrl"]),
+        ("b", "2222", {**logs, "outcomes": "o2", "scores": "s2"}, ["debias_only"]),
+        ("c", "2222", logs, ["real"]),
+        ("d", None, None, ["debias_only"]),
+        ("e", "3333", logs, ["debias_only"]),
     ):
         report = {**_seed(0, 0.0), "preset": "smoke"}
         report["methods"] = {m: report["methods"][m] for m in methods}
-        report["world_model"] = {**report["world_model"], "fingerprint": fingerprint}
+        report["world_model"] = {**report["world_model"], "fingerprint": fingerprint, "build_digests": digests}
         (tmp_path / name / "seed-0").mkdir(parents=True)
         (tmp_path / name / "seed-0" / "compare.json").write_text(json.dumps(report))
-    with pytest.raises(ValueError, match="seed 0: the world model built in .* is not the one"):
+    # The refusal says where the two builds parted: in their runs' outcomes, or only in the fit.
+    with pytest.raises(
+        ValueError, match="seed 0: the world model built in .* is not the one.* differ in: outcomes, sc"
+    ):
         pool_runs(compare_preset("smoke"), [tmp_path / "a", tmp_path / "b"])
+    with pytest.raises(ValueError, match="fit on the same runs, so the fit itself differs"):
+        pool_runs(compare_preset("smoke"), [tmp_path / "a", tmp_path / "e"])
     # real GRPO uses no world model, and a report from before the fingerprint cannot be checked.
     pooled = pool_runs(compare_preset("smoke"), [tmp_path / "a", tmp_path / "c", tmp_path / "d"])
     assert list(pooled["methods"]) == ["real", "wmrl", "debias_only"]
