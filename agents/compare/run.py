@@ -20,6 +20,7 @@ from typing import Any
 from wmrl_agents.bench.evaluate import evaluate_policy
 from wmrl_agents.compare.accounting import MeteredExecutor, SandboxSpend, cost_ratios
 from wmrl_agents.compare.degraded import QUALITY_LEVELS, DegradedPredictor
+from wmrl_agents.compare.machine import machine_facts
 from wmrl_agents.compare.memo import MemoizedExecutor
 from wmrl_agents.compare.methods import USES_WORLD_MODEL
 from wmrl_agents.compare.presets import ComparePreset
@@ -206,6 +207,7 @@ def compare_seed(run: SeedRun, methods: Sequence[str]) -> dict[str, Any]:
         "initial": initial,
         "methods": rows,
         "real_budget_matched": budget,
+        "machine": {**machine_facts(), "sandbox": run.sandbox.name},
     }
 
 

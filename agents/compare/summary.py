@@ -8,14 +8,13 @@ from the seeds; CPU and wall seconds follow the machine and are reported beside 
 from __future__ import annotations
 
 import math
-import os
-import platform
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from wmrl_agents.bench.evaluate import wmrl_version
 from wmrl_agents.compare.accounting import cost_ratios
+from wmrl_agents.compare.machine import machine_facts
 from wmrl_agents.compare.methods import ABLATIONS, METHODS
 from wmrl_agents.compare.presets import ComparePreset
 from wmrl_agents.compare.stats import Interval, bootstrap_interval, mean_interval, paired_difference
@@ -98,7 +97,7 @@ def summarize(preset: ComparePreset, reports: Sequence[dict[str, Any]], config: 
         "per_seed": {str(r["seed"]): r for r in reports},
         "wmrl_version": wmrl_version(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": _cpus(), "python": platform.python_version()},
+        "machine": machine_facts(),
     }
 
 
@@ -151,10 +150,6 @@ def _mean(values: Any) -> float:
 def _mean_of_present(values: Any) -> float | None:
     xs = [float(v) for v in values if v is not None]
     return round(math.fsum(xs) / len(xs), 4) if xs else None
-
-
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ def test_smoke_compare_trains_evaluates_and_charges_the_world_models_build(
     assert built["kind"] == "surrogate" and built["build_real_runs"] == len(report["train_tasks"])
     assert len(built["fingerprint"]) == 16  # what pooling compares, so seeds built on other world models are refused
     assert set(built["build_digests"]) == {"programs", "tasks", "outcomes", "scores"}  # where two builds part
+    assert seed["machine"]["sandbox"] and seed["machine"]["libraries"]["scikit-learn"]  # what the seed ran on
     # Every real run that fed a method counts against it: the surrogate's log is charged to wmrl, not to real.
     assert wmrl["build_real_runs"] == built["build_real_runs"] and real["build_real_runs"] == 0
     assert wmrl["real_runs"] > built["build_real_runs"] and wmrl["real_cpu_s"] >= built["build_spend"]["cpu_s"] > 0
