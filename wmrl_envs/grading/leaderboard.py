@@ -2,7 +2,8 @@
 
 The position score is MLE-Dojo's, ``(N - #entries strictly better) / N``: the best score
 ever gets 1.0, a tie counts as a place shared with the tied teams, and worse than everyone
-gets 0.0. Medals follow MLE-bench's reading of Kaggle's progression rules (thresholds by
+gets 0.0. A score within floating-point noise of an entry (`TIE_RTOL`, `TIE_ATOL`) ties with
+it, so the place never rests on the sign of a rounding error. Medals follow MLE-bench's reading of Kaggle's progression rules (thresholds by
 number of teams).
 
 The direction always comes from the task's metadata, never from the board: MLE-bench
@@ -23,7 +24,14 @@ import pandas as pd
 
 from wmrl_envs.grading.metrics import Metric, get_metric
 
-__all__ = ["Leaderboard", "LeaderboardError", "Medal", "medal_positions"]
+__all__ = ["TIE_ATOL", "TIE_RTOL", "Leaderboard", "LeaderboardError", "Medal", "medal_positions"]
+
+TIE_RTOL = 1e-11
+TIE_ATOL = 1e-12
+"""A score this close to a board entry (relative to the larger of the two, or absolutely) ties with it. Metrics
+carry rounding noise: a constant predictor's normalized Gini comes out 1.1e-14, not 0, against boards with entries
+of exactly 0, and the noise's sign can change with the summation order of another library version or CPU. Board
+entries carry at most a few decimals, far above these bounds."""
 
 MedalName = Literal["gold", "silver", "bronze"]
 
@@ -130,8 +138,12 @@ class Leaderboard:
         """MLE-Dojo's position score, (N - #entries strictly better than `score`) / N, in [0, 1]."""
         if np.isnan(score):
             raise ValueError(f"{self._where}cannot place a NaN score")
-        better = self.scores > score if higher_is_better else self.scores < score
+        better = (self.scores > score if higher_is_better else self.scores < score) & ~self._ties(score)
         return float((len(self) - int(better.sum())) / len(self))
+
+    def _ties(self, score: float) -> np.ndarray:
+        """Which entries `score` ties with, up to floating-point noise."""
+        return _close(self.scores, score)
 
     def medal(self, score: float, higher_is_better: bool) -> Medal:
         """MLE-bench medal flags and thresholds for `score` on this board."""
@@ -140,12 +152,14 @@ class Leaderboard:
         median = float(np.median(self.scores))
 
         def reaches(threshold: float) -> bool:
-            return bool(score >= threshold if higher_is_better else score <= threshold)
+            return bool(score >= threshold if higher_is_better else score <= threshold) or bool(
+                _close(threshold, score)
+            )
 
         gold = reaches(gold_at)
         silver = not gold and reaches(silver_at)
         bronze = not gold and not silver and reaches(bronze_at)
-        above_median = bool(score > median if higher_is_better else score < median)
+        above_median = bool(score > median if higher_is_better else score < median) and not bool(_close(median, score))
         return Medal(gold, silver, bronze, above_median, float(gold_at), float(silver_at), float(bronze_at), median)
 
     def check(self, higher_is_better: bool, metric: Metric | str) -> list[str]:
@@ -193,3 +207,11 @@ def _score_column(table: pd.DataFrame, path: Path) -> str:
     raise LeaderboardError(
         f"leaderboard {path} has columns {list(table.columns)}; expected a 'score' column or MLE-Dojo's 'rank,score'"
     )
+
+
+def _close(entries: Any, score: float) -> Any:
+    """Elementwise: `entries` equal to `score` up to `TIE_RTOL` of the larger magnitude or `TIE_ATOL`."""
+    entries = np.asarray(entries, dtype=float)
+    with np.errstate(invalid="ignore"):  # infinite scores tie only with themselves
+        near = np.abs(entries - score) <= TIE_ATOL + TIE_RTOL * np.maximum(np.abs(entries), abs(score))
+    return (entries == score) | (near & np.isfinite(entries) & np.isfinite(score))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wmrl_envs.grading.leaderboard import Leaderboard, LeaderboardError, medal_positions
 from wmrl_envs.grading.metrics import get_metric
@@ -109,6 +111,37 @@ def test_extreme_tails_are_placed_without_overflow(reference_dir):
     assert mercedes.position_score(-1e25, True) == pytest.approx(1 / len(mercedes))
     assert taxi.position_score(1e6, False) == pytest.approx(1 / len(taxi))
     assert mercedes.check(True, "r2") == [] and taxi.check(False, "rmse") == []
+
+
+def test_a_constant_predictors_gini_noise_places_like_the_zero_it_is():
+    # normalized_gini of a constant prediction comes out 1.1e-14 here; another library or CPU may round it below 0.
+    board = Leaderboard(np.array([0.5, 0.1, 0.0, 0.0, -0.3]))
+    assert {board.position_score(s, True) for s in (1.149e-14, -1.149e-14, 0.0)} == {0.6}
+    assert board.position_score(1e-9, True) == 0.6 and board.position_score(-1e-9, True) == 0.2  # real gaps count
+
+
+@given(
+    entries=st.lists(st.integers(-(10**9), 10**9), min_size=1, max_size=40),
+    pick=st.integers(0, 39),
+    relative=st.floats(-1e-13, 1e-13),
+    absolute=st.floats(-1e-13, 1e-13),
+    higher_is_better=st.booleans(),
+)
+def test_rounding_noise_on_a_score_equal_to_an_entry_never_moves_its_place_or_medal(
+    entries, pick, relative, absolute, higher_is_better
+):
+    # Boards carry 5 decimals (as MLE-Dojo's do); the noise is far below any gap between two entries.
+    board = Leaderboard(np.array(entries) / 1e5)
+    entry = float(board.scores[pick % len(board)])
+    noisy = entry * (1 + relative) + absolute
+    assert board.position_score(noisy, higher_is_better) == board.position_score(entry, higher_is_better)
+    assert board.medal(noisy, higher_is_better) == board.medal(entry, higher_is_better)
+
+
+def test_infinite_scores_tie_only_with_themselves():
+    board = Leaderboard(np.array([2.0, 1.0, np.inf]))
+    assert board.position_score(np.inf, True) == 1.0 and board.position_score(-np.inf, True) == 0.0
+    assert board.position_score(np.inf, False) == pytest.approx(1 / 3)
 
 
 def test_negative_kappa_and_zero_accuracy_tails_are_in_range(reference_dir):
