@@ -4,8 +4,9 @@ A fixed corpus of solutions of varied quality for the embedded pool (every compe
 splits x the variants of `wmrl_tasks.mledojo.pool.variants`: ``baseline``, ``less_data``,
 ``shuffled_half``, ``prior``, ``crash``) is executed for real once, through `RealExecution` into
 an `ExecutionLog` kept beside the results (``world_models_corpus.jsonl``). A re-run reuses the
-runs whose code and task data are unchanged (``--fresh`` runs everything again), so world models
-are re-evaluated without paying for the ground truth twice.
+runs whose code and ground truth (public data, answers, boards: ``world_models_corpus.truths.json``)
+are unchanged (``--fresh`` runs everything again), so world models are re-evaluated without paying
+for the ground truth twice.
 
 Every world model is asked through the `WorldModel` reward source, so it is scored exactly as a
 training loop would pay it: the predicted position in [0, 1], a predicted crash or missing
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -60,6 +62,7 @@ from wmrl_envs.execution_log import ExecutionLog, LogEntry, solution_hash, task_
 from wmrl_envs.rewards import RealExecution, Rollout, WorldModel
 from wmrl_envs.sandbox import Limits, make_executor
 from wmrl_envs.sandbox.base import Executor
+from wmrl_envs.sandbox.data_shipping import content_digest
 from wmrl_envs.world_models import CheapExecutionProxy, LearnedSurrogate, Predictor
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -116,15 +119,23 @@ def build_corpus(
     limits: Limits,
     workers: int,
 ) -> tuple[list[Run], dict[str, Any]]:
-    """Every (competition, variant) run for real once, reusing runs in `path` with the same code and task data."""
-    if fresh and path.exists():
-        path.unlink()
+    """Every (competition, variant) run for real once, reusing runs in `path` with the same code and ground truth
+    (public data, answers and boards, recorded beside the log in `truths_path(path)`)."""
+    truths_file = truths_path(path)
+    if fresh:
+        path.unlink(missing_ok=True)
+        truths_file.unlink(missing_ok=True)
     wanted = [(c, name, code) for c in competitions for name, code in solution_variants(c, variants).items()]
     features = {c.id: task_features(c) for c in competitions}
+    truths = {c.id: ground_truth_digest(c) for c in competitions}
+    recorded = json.loads(truths_file.read_text()) if truths_file.is_file() else {}
     cached: dict[tuple[str, str], LogEntry] = {}
     if path.exists():
-        for entry in ExecutionLog(path).read():
-            if entry.task == features.get(entry.task_id):  # changed data means a stale ground truth
+        for entry in ExecutionLog(path).read():  # a later run of the same code replaces an earlier one
+            current = entry.task == features.get(entry.task_id) and recorded.get(entry.task_id) == truths.get(
+                entry.task_id
+            )
+            if current:  # else the metric, the data, the answers or a board changed: a stale ground truth
                 cached[(entry.task_id, entry.solution_hash)] = entry
     missing = [item for item in wanted if (item[0].id, solution_hash(item[2])) not in cached]
     if missing:
@@ -136,6 +147,7 @@ def build_corpus(
         for (competition, _, code), score in zip(missing, scores, strict=True):
             if score is not None:
                 cached[(competition.id, solution_hash(code))] = LogEntry.from_outcome(competition, code, score.outcome)
+        truths_file.write_text(json.dumps({**recorded, **truths}, indent=1, sort_keys=True) + "\n")
     runs, not_scored = [], []
     for competition, name, code in wanted:
         entry = cached.get((competition.id, solution_hash(code)))
@@ -145,6 +157,22 @@ def build_corpus(
             runs.append(Run(competition, name, entry))
     stats = {"reused": len(wanted) - len(missing), "ran": len(missing), "not_scored_infra_error": not_scored}
     return runs, stats
+
+
+def truths_path(corpus: Path) -> Path:
+    """Where the corpus records the ground truth its runs were graded on (``<corpus>.truths.json``)."""
+    return corpus.with_name(corpus.stem + ".truths.json")
+
+
+def ground_truth_digest(competition: Competition) -> str:
+    """A digest of everything a run's outcome depends on besides its code: the public data, the private answers and
+    the leaderboards. Task features alone miss a changed board, or labels changed in place at the same size."""
+    digest = hashlib.sha256()
+    for folder in (competition.public_dir, competition.private_dir):
+        digest.update(content_digest(folder).encode() if folder.is_dir() else b"absent")
+    for file in (competition.answers_path, competition.public_leaderboard_path, competition.private_leaderboard_path):
+        digest.update(file.read_bytes() if file is not None and file.is_file() else b"absent")
+    return digest.hexdigest()[:16]
 
 
 def _chunked_score(real: RealExecution, rollouts: list[Rollout]) -> Iterator[Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
 from pathlib import Path
 
@@ -207,3 +208,32 @@ def test_a_tiny_benchmark_runs_every_world_model_for_real_and_reuses_its_corpus(
     assert again["corpus"]["reused"] == 2 and again["corpus"]["ran"] == 0
     assert "llm_tiny" not in again["world_models"]
     assert [r["real_position"] for r in again["items"]] == [r["real_position"] for r in report["items"]]
+
+
+def test_a_changed_board_or_answer_reruns_that_competitions_corpus_runs(tmp_path) -> None:
+    # Task features (data sizes) do not see a board rewritten or labels flipped in place: the runs' positions would
+    # be stale, so the corpus records each competition's ground truth and reruns its solutions when it changes.
+    from wmrl_tasks.mledojo.pool import build_pool
+    from wmrl_tasks.mledojo.readers import read_competition
+
+    from wmrl_envs.sandbox import Limits, make_executor
+
+    folder = tmp_path / "telco-customer-churn"
+    shutil.copytree(build_pool(ids=["telco-customer-churn"]) / "telco-customer-churn", folder)
+    corpus, executor, limits = tmp_path / world_models.CORPUS_NAME, make_executor("local"), Limits(wall_time_s=60)
+
+    def build() -> dict:
+        runs, stats = world_models.build_corpus(
+            [read_competition(folder)], ["prior"], corpus, False, executor, limits, 1
+        )
+        return {"stats": stats, "position": runs[0].entry.position}
+
+    first = build()
+    assert first["stats"]["ran"] == 1 and world_models.truths_path(corpus).is_file()
+    assert build()["stats"]["reused"] == 1
+    competition = read_competition(folder)
+    board = competition.private_leaderboard_path
+    header, *rows = board.read_text().splitlines()
+    board.write_text("\n".join([header, *("0,1.0" for _ in range(30)), *rows]) + "\n")
+    rerun = build()
+    assert rerun["stats"]["ran"] == 1 and rerun["position"] < first["position"]  # 30 perfect teams now rank above
