@@ -47,11 +47,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from _world_model_metrics import MIN_POINTS, summarize
+from wmrl_agents.compare.machine import library_versions
 from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool
 from wmrl_tasks.mledojo.pool.variants import VARIANTS, solution_variants
 from wmrl_tasks.mledojo.readers import read_competition
@@ -66,6 +66,7 @@ from wmrl_envs.sandbox.data_shipping import content_digest
 from wmrl_envs.world_models import CheapExecutionProxy, LearnedSurrogate, Predictor
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+_VERSIONED = ("wmrl", "numpy", "scikit-learn", "scipy", "torch", "transformers", "tokenizers")
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "world_models.json"
 CORPUS_NAME = "world_models_corpus.jsonl"
 
@@ -168,10 +169,12 @@ def ground_truth_digest(competition: Competition) -> str:
     """A digest of everything a run's outcome depends on besides its code: the public data, the private answers and
     the leaderboards. Task features alone miss a changed board, or labels changed in place at the same size."""
     digest = hashlib.sha256()
-    for folder in (competition.public_dir, competition.private_dir):
+    folders = (competition.public_dir, competition.private_dir)
+    for folder in folders:
         digest.update(content_digest(folder).encode() if folder.is_dir() else b"absent")
     for file in (competition.answers_path, competition.public_leaderboard_path, competition.private_leaderboard_path):
-        digest.update(file.read_bytes() if file is not None and file.is_file() else b"absent")
+        if file is not None and not any(file.is_relative_to(folder) for folder in folders):  # else hashed above
+            digest.update(file.read_bytes() if file.is_file() else b"absent")
     return digest.hexdigest()[:16]
 
 
@@ -392,16 +395,6 @@ def item_rows(runs: Sequence[Run], evaluations: Sequence[Evaluation]) -> list[di
     return rows
 
 
-def _versions() -> dict[str, str | None]:
-    found: dict[str, str | None] = {}
-    for package in ("wmrl", "numpy", "scikit-learn", "scipy", "torch", "transformers", "tokenizers"):
-        try:
-            found[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            found[package] = None
-    return found
-
-
 _SHOWN = {  # json key -> table column (the json's "metrics" says what each is)
     "spearman": "spearman",
     "pearson": "pearson",
@@ -499,7 +492,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "command": shlex.join(["python", "benchmarks/world_models.py", *(argv if argv is not None else sys.argv[1:])]),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "versions": _versions(),
+        "versions": library_versions(_VERSIONED),
         "executor": executor.name,
         "workers": args.workers,
         "time_limit_s": args.time_limit,

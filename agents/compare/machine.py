@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LIBRARIES", "machine_facts", "usable_cpus"]
+__all__ = ["LIBRARIES", "library_versions", "machine_facts", "usable_cpus"]
 
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "torch")
 """The libraries a seed's numbers depend on (the policy, the surrogate's fit, the graders)."""
@@ -23,7 +24,7 @@ def machine_facts(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
         "cpu": model or platform.processor() or None,
         "simd": [flag for flag in _SIMD if flag in flags],
         "python": platform.python_version(),
-        "libraries": {name: _version(name) for name in LIBRARIES},
+        "libraries": library_versions(LIBRARIES),
     }
 
 
@@ -43,6 +44,11 @@ def _cpu(cpuinfo: Path) -> tuple[str | None, set[str]]:
         key, _, value = line.partition(":")
         fields.setdefault(key.strip(), value.strip())
     return fields.get("model name") or None, set(fields.get("flags", "").split())
+
+
+def library_versions(names: Sequence[str]) -> dict[str, str | None]:
+    """The installed version of each distribution in `names` (None: not installed)."""
+    return {name: _version(name) for name in names}
 
 
 def _version(name: str) -> str | None:
