@@ -145,10 +145,14 @@ def build_corpus(
         scores = list(
             track(_chunked_score(real, [Rollout(c, code) for c, _, code in missing]), len(missing), "real runs")
         )
+        unscored = set()
         for (competition, _, code), score in zip(missing, scores, strict=True):
-            if score is not None:
+            if score is None:
+                unscored.add(competition.id)
+            else:
                 cached[(competition.id, solution_hash(code))] = LogEntry.from_outcome(competition, code, score.outcome)
-        truths_file.write_text(json.dumps({**recorded, **truths}, indent=1, sort_keys=True) + "\n")
+        settled = settled_truths(recorded, truths, unscored)
+        truths_file.write_text(json.dumps(settled, indent=1, sort_keys=True) + "\n")
     runs, not_scored = [], []
     for competition, name, code in wanted:
         entry = cached.get((competition.id, solution_hash(code)))
@@ -158,6 +162,13 @@ def build_corpus(
             runs.append(Run(competition, name, entry))
     stats = {"reused": len(wanted) - len(missing), "ran": len(missing), "not_scored_infra_error": not_scored}
     return runs, stats
+
+
+def settled_truths(recorded: dict[str, str], current: dict[str, str], unscored: set[str]) -> dict[str, str]:
+    """The ground truth each competition's logged runs were graded on, to record beside the log: the current one,
+    except for a competition with a run that failed to score, which keeps what was recorded before (the log may
+    still hold that run's earlier, possibly stale, entry; a changed truth then reruns it next time)."""
+    return {**recorded, **{task: truth for task, truth in current.items() if task not in unscored}}
 
 
 def truths_path(corpus: Path) -> Path:

@@ -237,3 +237,18 @@ def test_a_changed_board_or_answer_reruns_that_competitions_corpus_runs(tmp_path
     board.write_text("\n".join([header, *("0,1.0" for _ in range(30)), *rows]) + "\n")
     rerun = build()
     assert rerun["stats"]["ran"] == 1 and rerun["position"] < first["position"]  # 30 perfect teams now rank above
+
+
+truth_maps = st.dictionaries(st.sampled_from("abcdef"), st.sampled_from(["t1", "t2", "t3"]))
+
+
+@given(truth_maps, truth_maps, st.sets(st.sampled_from("abcdef")))
+def test_a_competition_whose_rerun_failed_keeps_the_truth_its_logged_runs_were_graded_on(
+    recorded, current, unscored
+) -> None:
+    # A rerun that failed in the sandbox leaves the old entry in the log: recording the new truth would make the next
+    # run reuse that stale entry as if it were graded on the new one.
+    settled = world_models.settled_truths(recorded, current, unscored)
+    for task in set(recorded) | set(current):
+        expected = recorded.get(task) if task in unscored else current.get(task, recorded.get(task))
+        assert settled.get(task) == expected
