@@ -88,7 +88,8 @@ def run_libero_eval(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
     rows = [
-        {"task": t.task, "episodes": t.episodes, "success rate": f"{t.avg_at_k:.3f}", "best of K": f"{t.best_of_k:.3f}"}
+        {"task": t.task, "episodes": t.episodes, "success rate": f"{t.avg_at_k:.3f}"}
+        | {"95% Wilson": "[{:.2f}, {:.2f}]".format(*t.success_interval), "best of K": f"{t.best_of_k:.3f}"}
         for t in result.tasks
     ]
     console.table(f"{args.policy} on {args.suite}: success rate avg@{args.k} = {result.avg_at_k:.3f}", rows)

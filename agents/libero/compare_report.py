@@ -8,25 +8,13 @@ a CPU run affords; the per-seed rates are kept next to it.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from .compare import pooled
+from .evaluate import wilson_interval
 
-__all__ = ["table_rows", "wilson_interval", "write_libero_compare"]
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a success rate (95% at z = 1.96); (0, 1) when there are no trials."""
-    if isinstance(successes, bool) or isinstance(n, bool) or n < 0 or not 0 <= successes <= n:
-        raise ValueError(f"need 0 <= successes <= n with n >= 0, got successes={successes!r}, n={n!r}")
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+__all__ = ["table_rows", "write_libero_compare"]
 
 
 def table_rows(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ batched sampler).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -28,7 +29,19 @@ from wmrl_tasks.libero.progress import ProgressPredictor
 from .episodes import EpisodeStart, VLAEpisode, make_envs, run_episodes
 from .progress_quality import progress_ranking
 
-__all__ = ["LiberoEvalMeta", "LiberoEvalResult", "LiberoTaskResult", "evaluate_vla"]
+__all__ = ["LiberoEvalMeta", "LiberoEvalResult", "LiberoTaskResult", "evaluate_vla", "wilson_interval"]
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a success rate (95% at z = 1.96); (0, 1) when there are no trials."""
+    if isinstance(successes, bool) or isinstance(n, bool) or n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n with n >= 0, got successes={successes!r}, n={n!r}")
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)
@@ -48,10 +61,17 @@ class LiberoTaskResult:
     progress: tuple[tuple[float, bool], ...] = ()
     """(predicted progress, success) per episode the progress model scored (empty without one)."""
 
+    @property
+    def success_interval(self) -> tuple[float, float]:
+        """95% Wilson interval of the success rate, counting episodes as independent (with K > 1 attempts per state
+        they are not quite: states differ in difficulty, so read it as a lower bound on the uncertainty)."""
+        return wilson_interval(self.successes, self.episodes)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe fields (state keys as strings; the progress pairs as their ranking quality)."""
         data = asdict(self)
         data["per_state"] = {str(k): v for k, v in self.per_state.items()}
+        data["success_ci95"] = [round(bound, 6) for bound in self.success_interval]
         data.pop("progress")
         if self.progress:
             data["progress_ranking"] = progress_ranking(*zip(*self.progress, strict=True))

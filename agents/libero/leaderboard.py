@@ -78,6 +78,7 @@ def _markdown(result: LiberoEvalResult) -> str:
             "instruction": t.instruction,
             "episodes": t.episodes,
             "success rate": f"{t.avg_at_k:.3f}",
+            "95% Wilson": "[{:.2f}, {:.2f}]".format(*t.success_interval),
             "best of K": f"{t.best_of_k:.3f}",
             "mean steps": f"{t.mean_steps:.1f}",
         }
@@ -89,6 +90,7 @@ def _markdown(result: LiberoEvalResult) -> str:
             "instruction": "",
             "episodes": sum(t.episodes for t in result.tasks),
             "success rate": f"{result.avg_at_k:.3f}",
+            "95% Wilson": "",
             "best of K": f"{result.best_of_k:.3f}",
             "mean steps": "",
         }

@@ -6,11 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from wmrl_agents.cli import main
 from wmrl_agents.libero.compare import LiberoCompareSettings
-from wmrl_agents.libero.compare_report import wilson_interval
 
 
 @pytest.fixture
@@ -57,19 +54,3 @@ def test_held_out_states_that_grpo_trains_on_are_refused(warm_start_and_progress
         LiberoCompareSettings(str(warm), str(progress), eval_init_states=(3, 20))
     with pytest.raises(FileNotFoundError, match="wmrl sft"):
         LiberoCompareSettings(str(warm / "missing"), str(progress))
-
-
-@given(st.integers(0, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
-def test_the_wilson_interval_holds_the_observed_rate_and_stays_in_the_unit_interval(pair: tuple[int, int]) -> None:
-    successes, n = pair
-    low, high = wilson_interval(successes, n)
-    assert 0.0 <= low <= high <= 1.0
-    if n:
-        assert low <= successes / n + 1e-12 and successes / n <= high + 1e-12
-        wider_low, wider_high = wilson_interval(successes, n, z=2.58)
-        assert wider_low <= low + 1e-12 and high <= wider_high + 1e-12
-
-
-def test_the_wilson_interval_refuses_impossible_counts() -> None:
-    with pytest.raises(ValueError, match="successes <= n"):
-        wilson_interval(5, 3)

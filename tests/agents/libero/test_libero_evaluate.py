@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from wmrl_agents.bench.files import CSV_COLUMNS
-from wmrl_agents.libero.evaluate import evaluate_vla
+from wmrl_agents.libero.evaluate import evaluate_vla, wilson_interval
 from wmrl_agents.libero.leaderboard import write_libero_leaderboard
 from wmrl_agents.policies.vla.tiny import TinyVLAConfig, TinyVLAPolicy
 
@@ -41,6 +43,8 @@ def test_every_initial_state_is_attempted_k_times_and_counted(result) -> None:
     assert task.episodes == 4 and set(task.per_state) == {0, 3}
     assert all(0 <= n <= 2 for n in task.per_state.values())
     assert task.avg_at_k == task.successes / 4 and task.mean_steps <= 3
+    low, high = task.success_interval
+    assert low <= task.avg_at_k <= high and task.to_dict()["success_ci95"] == [round(low, 6), round(high, 6)]
     assert result.meta.k == 2 and result.meta.temperature == 1.0 and result.meta.horizon == 3
     assert result.avg_at_k == task.avg_at_k
 
@@ -67,6 +71,8 @@ def test_leaderboard_files_share_the_code_benchmarks_columns(result, tmp_path: P
     assert data["tasks"][0]["per_state"].keys() == {"0", "3"}
     assert "| libero_spatial/0 |" in paths["md"].read_text()
     assert "Progress model on these 4 episodes" in paths["md"].read_text()
+    assert "| 95% Wilson |" in paths["md"].read_text()
+    assert data["tasks"][0]["success_ci95"] == [round(b, 6) for b in result.tasks[0].success_interval]
     with pytest.raises(ValueError, match="plain file name"):
         write_libero_leaderboard(result, tmp_path, name="../escape")
 
@@ -80,3 +86,19 @@ def test_wmrl_libero_eval_writes_the_files_and_refuses_a_task_outside_the_suite(
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".csv", ".json", ".md"]
     bad = subprocess.run([*base, "--tasks", "12"], check=False, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "[0, 9]" in bad.stderr
+
+
+@given(st.integers(0, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_the_wilson_interval_holds_the_observed_rate_and_stays_in_the_unit_interval(pair: tuple[int, int]) -> None:
+    successes, n = pair
+    low, high = wilson_interval(successes, n)
+    assert 0.0 <= low <= high <= 1.0
+    if n:
+        assert low <= successes / n + 1e-12 and successes / n <= high + 1e-12
+        wider_low, wider_high = wilson_interval(successes, n, z=2.58)
+        assert wider_low <= low + 1e-12 and high <= wider_high + 1e-12
+
+
+def test_the_wilson_interval_refuses_impossible_counts() -> None:
+    with pytest.raises(ValueError, match="successes <= n"):
+        wilson_interval(5, 3)
