@@ -112,7 +112,6 @@ import itertools
 import json
 import logging
 import math
-import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -135,6 +134,7 @@ from wmrl_envs.corrections import (
     correct_step,
     normalised_weights,
 )
+from wmrl_envs.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "corrections.json"
 
@@ -764,7 +764,7 @@ def main(argv: list[str] | None = None) -> None:
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": " ".join([Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)]),
         "quick": quick,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__},
+        "machine": machine_facts(libraries=("numpy",)),
         "parameters": {k: v for k, v in dataclasses.asdict(cfg).items() if k != "family"},
         "task_family": dataclasses.asdict(family),
         "world_model": {

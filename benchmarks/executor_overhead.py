@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from wmrl_envs.machine import machine_facts
 from wmrl_envs.sandbox import BwrapExecutor, DockerExecutor, Limits, LocalExecutor, Status, WarmBwrapExecutor
 from wmrl_envs.sandbox.solution_env import THREAD_VARS
 
@@ -163,8 +163,7 @@ def main() -> None:
     report = {
         "benchmark": "executor_overhead",
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {"cpus": os.cpu_count(), "load_avg": os.getloadavg(), "python": platform.python_version(),
-                    "kernel": platform.release(), "euid": os.geteuid()},
+        "machine": {**machine_facts(), "euid": os.geteuid()},
         "repeats": args.repeats,
         "rows": rows,
         "skipped": skipped,

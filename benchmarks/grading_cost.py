@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -42,6 +40,7 @@ from rich.table import Table
 from wmrl_envs.competition import Category, Competition
 from wmrl_envs.grading import Grader
 from wmrl_envs.grading.validation import size_cap
+from wmrl_envs.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "grading_cost.json"
 TARGET_S = 2.0
@@ -329,12 +328,7 @@ def run(rows_list: list[int], families: list[str], repeats: int, metric: str) ->
         "benchmark": "grading_cost",
         "config": {"rows": rows_list, "repeats": repeats, "metric": metric, "families": families},
         "target": {"seconds": TARGET_S, "peak_mb": TARGET_MB},
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "load_average_at_end": os.getloadavg(),
-        },
+        "machine": machine_facts(),
         "shapes": shapes,
         "meets_target": all(shape["meets_target"] for shape in shapes),
     }

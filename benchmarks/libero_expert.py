@@ -18,7 +18,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from wmrl_envs.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "libero_expert.json"
 
@@ -106,7 +107,7 @@ def _merge(row: dict[str, Any]) -> None:
     """Add one task's result to the results file (replacing an earlier measurement of that task)."""
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"tasks": {}}
     results["tasks"][row["task"]] = row | {"load": list(os.getloadavg())}
-    results["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count()}
+    results["machine"] = machine_facts(libraries=("mujoco", "robosuite"))
     results["assets"] = "libero-assets-lite (reduced visuals; physics and initial states are LIBERO's)"
     results["command"] = "python benchmarks/libero_expert.py --suite SUITE --tasks IDS --init-states N"
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +28,8 @@ from wmrl_agents.grpo.config import preset
 from wmrl_agents.grpo.trainer import GRPOTrainer
 from wmrl_agents.policies.vla.tiny import TinyVLAConfig, TinyVLAPolicy
 from wmrl_tasks.libero import ProgressModelConfig, TinyProgressModel
+
+from wmrl_envs.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "libero_grpo.json"
 
@@ -119,7 +120,7 @@ def main() -> None:
     Console().print(table)
     report = {
         "settings": {k: v for k, v in vars(args).items() if k not in ("out", "assets")},
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()[0]},
+        "machine": machine_facts(libraries=("torch", "mujoco", "robosuite")),
         "mujoco_gl": os.environ.get("MUJOCO_GL"),
         "runs": runs,
     }

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 import wmrl_envs  # noqa: F401  (registers the environments)
+from wmrl_envs.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "libero_speed.json"
 SETTINGS = {
@@ -88,11 +88,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "task": f"{args.suite}/{args.task_id}",
         "image_size": args.image_size,
         "mujoco_gl": os.environ.get("MUJOCO_GL", "egl"),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "load_average_1min_after": round(os.getloadavg()[0], 2),
-        },
+        "machine": machine_facts(libraries=("mujoco", "robosuite")),
         "settings": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -31,6 +29,8 @@ from rich.console import Console
 from rich.table import Table
 from wmrl_agents.policies.vla.minivla_model import MiniVLAModel, image_pixels
 from wmrl_agents.policies.vla.minivla_spec import MINIVLA, MiniVLASpec, QwenSpec, ViTSpec
+
+from wmrl_envs.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "minivla_speed.json"
 PROMPT_TOKENS = 46
@@ -121,8 +121,7 @@ def main() -> None:
         "prompt_tokens": PROMPT_TOKENS,
         "image_tokens": SIZES[args.size].patches,
         "torch": torch.__version__,
-        "machine": platform.processor() or platform.machine(),
-        "load_average": os.getloadavg(),
+        "machine": machine_facts(libraries=("torch", "transformers")),
         **result,
     }
     table = Table(title=f"MiniVLA ({args.size}, {result['parameters']:,} parameters) on CPU, batch {args.batch}")

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -41,6 +40,7 @@ from wmrl_tasks.mledojo.pool.baselines import baseline_code
 from wmrl_tasks.mledojo.readers import read_competition
 
 from wmrl_envs.console import note, table
+from wmrl_envs.machine import machine_facts
 from wmrl_envs.rewards import RealExecution, Rollout
 from wmrl_envs.sandbox import Executor, Limits, Status, make_executor
 
@@ -188,8 +188,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     report = {
         "benchmark": "pool_throughput",
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {"cpus": os.cpu_count(), "load_avg": os.getloadavg(), "python": platform.python_version(),
-                    "kernel": platform.release(), "euid": os.geteuid()},
+        "machine": {**machine_facts(), "euid": os.geteuid()},
         "config": {"runs": args.runs, "repeats": args.repeats, "tasks": args.tasks, "workers": args.workers,
                    "backend": args.backend, "local_ray_cpus": args.local_ray_cpus if args.ray_address is None else None,
                    "ray_address": args.ray_address, "limits": asdict(limits)},

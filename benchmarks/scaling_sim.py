@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import sys
 from dataclasses import asdict, dataclass, field, replace
@@ -48,6 +47,7 @@ from _step_schedule import StepSchedule, Turn, simulate_step
 
 from wmrl_envs.console import note, table
 from wmrl_envs.corrections import AnchorScheduler
+from wmrl_envs.machine import machine_facts
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 OUT = RESULTS_DIR / "scaling_sim.json"
@@ -424,7 +424,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "benchmark": "scaling_sim",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python", "benchmarks/scaling_sim.py", *(argv if argv is not None else sys.argv[1:])]),
-        "machine": {"python": platform.python_version()},
+        "machine": machine_facts(libraries=("numpy",)),
         "model": "list scheduling per step (benchmarks/_step_schedule.py), trajectories meeting after every turn "
         "unless turn_barrier is false; anchors from AnchorScheduler; means of "
         f"{args.replicates} simulated steps with common run durations across methods and pool sizes",

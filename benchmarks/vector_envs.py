@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +24,7 @@ import numpy as np
 
 import wmrl_envs  # noqa: F401  (registers the environments)
 from wmrl_envs.console import table
+from wmrl_envs.machine import machine_facts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "vector_envs.json"
 MODES: dict[str, dict[str, Any]] = {  # sync last: async's forked workers must come from a process that never rendered
@@ -92,8 +91,7 @@ def main() -> None:
             rows.append({"env": "WMRL-LIBERO-v0", "mode": mode, "steps_per_s": rate(make, libero_steps(args.steps))})
     table(f"Vector env throughput ({args.num_envs} sub-environments, sub-env steps/s)", rows)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    report = {"num_envs": args.num_envs, "cpus": os.cpu_count(), "load_average": os.getloadavg(), "rows": rows}
-    report["machine"] = platform.machine()
+    report = {"num_envs": args.num_envs, "machine": machine_facts(libraries=("gymnasium", "numpy")), "rows": rows}
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import socket
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from wmrl_tasks.mledojo.pool.baselines import baseline_code
 from wmrl_tasks.mledojo.prompt import task_prompt
 
 from wmrl_envs.errors import WmrlError
+from wmrl_envs.machine import machine_facts
 from wmrl_envs.sandbox.base import Limits
 from wmrl_envs.world_models import LLMWorldModel, OpenAICompatibleBackend
 from wmrl_envs.world_models.llm_server_settings import LLMServerSettings
@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="wmrl-vllm-e2e-") as scratch:
         model = build_tiny_chat_model(Path(scratch) / "tiny-qwen3", [prompt, *(code for _, code in items)], head_dim=32)
         log_path = Path(scratch) / "vllm.log"
-        report: dict[str, Any] = {"vllm": VLLM_PACKAGE, "machine": platform.machine(), "cpus": os.cpu_count()}
+        report: dict[str, Any] = {"vllm": VLLM_PACKAGE, "machine": machine_facts(libraries=("torch", "transformers"))}
         began = time.perf_counter()
         with vllm_server(python, model, log_path, args.start_timeout) as base_url:
             report["server_start_s"] = round(time.perf_counter() - began, 1)

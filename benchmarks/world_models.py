@@ -38,7 +38,6 @@ import hashlib
 import json
 import logging
 import os
-import platform
 import shlex
 import sys
 import tempfile
@@ -51,7 +50,6 @@ from pathlib import Path
 from typing import Any
 
 from _world_model_metrics import MIN_POINTS, summarize
-from wmrl_agents.compare.machine import library_versions
 from wmrl_tasks.mledojo.pool import POOL_IDS, build_pool
 from wmrl_tasks.mledojo.pool.variants import VARIANTS, solution_variants
 from wmrl_tasks.mledojo.readers import read_competition
@@ -59,6 +57,7 @@ from wmrl_tasks.mledojo.readers import read_competition
 from wmrl_envs.competition import Competition, Split
 from wmrl_envs.console import note, table, track
 from wmrl_envs.execution_log import ExecutionLog, LogEntry, solution_hash, task_features
+from wmrl_envs.machine import machine_facts
 from wmrl_envs.rewards import RealExecution, Rollout, WorldModel
 from wmrl_envs.sandbox import Limits, make_executor
 from wmrl_envs.sandbox.base import Executor
@@ -502,8 +501,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "benchmark": "world_models",
         "command": shlex.join(["python", "benchmarks/world_models.py", *(argv if argv is not None else sys.argv[1:])]),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "versions": library_versions(_VERSIONED),
+        "machine": machine_facts(libraries=_VERSIONED),
         "executor": executor.name,
         "workers": args.workers,
         "time_limit_s": args.time_limit,

@@ -20,7 +20,6 @@ from typing import Any
 from wmrl_agents.bench.evaluate import evaluate_policy
 from wmrl_agents.compare.accounting import MeteredExecutor, SandboxSpend, cost_ratios
 from wmrl_agents.compare.degraded import QUALITY_LEVELS, DegradedPredictor
-from wmrl_agents.compare.machine import machine_facts
 from wmrl_agents.compare.memo import MemoizedExecutor
 from wmrl_agents.compare.methods import USES_WORLD_MODEL
 from wmrl_agents.compare.presets import ComparePreset
@@ -35,6 +34,7 @@ from wmrl_tasks.mledojo.catalog import load_competitions
 
 from wmrl_envs import console
 from wmrl_envs.competition import Competition
+from wmrl_envs.machine import machine_facts
 from wmrl_envs.sandbox import make_executor
 from wmrl_envs.sandbox.base import Executor
 

@@ -14,11 +14,12 @@ from typing import Any
 
 from wmrl_agents.bench.evaluate import wmrl_version
 from wmrl_agents.compare.accounting import cost_ratios
-from wmrl_agents.compare.machine import machine_facts
 from wmrl_agents.compare.methods import ABLATIONS, METHODS
 from wmrl_agents.compare.presets import ComparePreset
 from wmrl_agents.compare.stats import Interval, bootstrap_interval, mean_interval, paired_difference
 from wmrl_agents.grpo.config import GRPOConfig
+
+from wmrl_envs.machine import machine_facts
 
 __all__ = ["BUDGET_MATCHED", "COST_KEYS", "differences", "summarize", "summarize_sweep"]
 

@@ -1,4 +1,5 @@
-"""What a comparison ran on: enough to tell, when a seed does not reproduce elsewhere, what differed."""
+"""What a measurement ran on: enough to tell, when a comparison seed or a benchmark figure does not reproduce
+elsewhere, what differed (CPU, vector extensions, kernel, load, library versions)."""
 
 from __future__ import annotations
 
@@ -12,19 +13,24 @@ from typing import Any
 __all__ = ["LIBRARIES", "library_versions", "machine_facts", "usable_cpus"]
 
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "torch")
-"""The libraries a seed's numbers depend on (the policy, the surrogate's fit, the graders)."""
+"""The libraries a comparison seed's numbers depend on (the policy, the surrogate's fit, the graders)."""
 _SIMD = ("avx", "avx2", "fma", "avx512f")
 
 
-def machine_facts(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
-    """CPUs, CPU model and vector extensions, Python, and the versions of `LIBRARIES` (None: not installed)."""
+def machine_facts(cpuinfo: Path = Path("/proc/cpuinfo"), libraries: Sequence[str] = LIBRARIES) -> dict[str, Any]:
+    """CPUs, CPU model and vector extensions, kernel, load average now, Python, and the versions of `libraries`.
+
+    A library that is not installed has version None; the load average is None where the platform has none.
+    """
     model, flags = _cpu(cpuinfo)
     return {
         "cpus": usable_cpus(),
         "cpu": model or platform.processor() or None,
         "simd": [flag for flag in _SIMD if flag in flags],
+        "kernel": platform.release(),
+        "load_avg": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(),
-        "libraries": library_versions(LIBRARIES),
+        "libraries": library_versions(libraries),
     }
 
 
