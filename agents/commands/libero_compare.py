@@ -34,10 +34,18 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument("--horizon", type=int, default=None, help="steps per episode (default: the suite's limit)")
     cmd.add_argument("--image-size", type=int, default=32, help="camera size in pixels (default: 32)")
     cmd.add_argument("--eval-init-states", default="16-23", help="held-out initial states, 'A-B' or a list (16-49)")
+    cmd.add_argument(
+        "--eval-k", type=int, default=1, help="attempts per held-out state: 1 greedy, more sampled (default: 1)"
+    )
     cmd.add_argument("--parallel-envs", type=int, default=4, help="simulators stepped in lockstep (default: 4)")
     cmd.add_argument("--workers", type=int, default=1, help="trainings run at once, in fresh processes (default: 1)")
     cmd.add_argument("--assets-dir", default=None, help="LIBERO's asset folder (default: $WMRL_LIBERO_ASSETS)")
     cmd.add_argument("--run-dir", type=Path, default=Path("runs/libero-compare"), help="training runs go here")
+    cmd.add_argument(
+        "--resume",
+        action="store_true",
+        help="read back the finished runs in --run-dir and continue the unfinished ones from their last step",
+    )
     cmd.add_argument("--out-dir", type=Path, default=Path("leaderboards"), help="where the JSON and PNG go")
     cmd.add_argument("--name", default=None, help="file stem suffix (default: <suite>-t<tasks>)")
     cmd.set_defaults(func=run_libero_compare_command)
@@ -66,6 +74,7 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
         learning_rate=args.lr,
         anchor_fraction=args.anchor_fraction,
         eval_init_states=parse_index_list(args.eval_init_states, "--eval-init-states"),
+        eval_k=args.eval_k,
         parallel_envs=args.parallel_envs,
         assets_dir=args.assets_dir,
         methods=tuple(args.methods),
@@ -77,7 +86,7 @@ def run_libero_compare_command(args: argparse.Namespace) -> int:
             f"success checks {point['success_checks']}, sim {point['simulation_s']:.1f} s"
         )
 
-    report = run_libero_compare(settings, args.run_dir, workers=args.workers, on_step=show)
+    report = run_libero_compare(settings, args.run_dir, workers=args.workers, resume=args.resume, on_step=show)
     name = args.name or f"{args.suite}-t{'-'.join(map(str, task_ids))}"
     json_path, png_path = write_libero_compare(report, args.out_dir, name)
     console.table(f"GRPO on {args.suite} three ways (lite assets)", table_rows(report))
