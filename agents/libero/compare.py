@@ -38,6 +38,7 @@ from wmrl_agents.grpo.config import GRPOConfig, preset
 from wmrl_agents.policies.vla.tiny import TinyVLAPolicy
 
 from wmrl_envs.errors import WmrlError
+from wmrl_envs.sandbox.data_shipping import content_digest
 
 from .evaluate import evaluate_vla
 
@@ -311,13 +312,8 @@ def settings_key(settings: LiberoCompareSettings) -> dict[str, Any]:
 
 
 def _content_digest(path: Path) -> str:
-    """SHA-256 over a file, or over a folder's files (relative names and bytes, in name order)."""
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode() + b"\0")
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
+    """SHA-256 of a file's bytes, or the sandbox's `content_digest` of a folder (names, kinds and contents)."""
+    return content_digest(path) if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _holds_files(folder: Path) -> bool:
