@@ -33,6 +33,7 @@ from wmrl_agents.policy import Policy
 from wmrl_tasks.mledojo.catalog import load_competitions
 
 from wmrl_envs import console
+from wmrl_envs.atomic_file import write_text_atomically
 from wmrl_envs.competition import Competition
 from wmrl_envs.machine import machine_facts
 from wmrl_envs.sandbox import make_executor
@@ -229,8 +230,7 @@ def sweep_seed(run: SeedRun) -> dict[str, Any]:
 
 
 def _write(report: dict[str, Any], seed_dir: Path) -> None:
-    seed_dir.mkdir(parents=True, exist_ok=True)
-    (seed_dir / "compare.json").write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    write_text_atomically(seed_dir / "compare.json", json.dumps(report, indent=2, default=str))
 
 
 def _slug(name: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wmrl_envs import console
+from wmrl_envs.atomic_file import write_text_atomically
 
 __all__ = ["StepLog", "format_step"]
 
@@ -50,9 +51,7 @@ class StepLog:
         if not self.path.is_file():
             return
         kept = [r for r in self.read() if isinstance(r.get("step"), int) and r["step"] <= step]
-        tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
-        tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept), encoding="utf-8")
-        tmp.replace(self.path)
+        write_text_atomically(self.path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
 
     @staticmethod
     def show(record: dict[str, Any], total_steps: int) -> None:

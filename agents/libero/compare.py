@@ -37,6 +37,7 @@ from typing import Any
 from wmrl_agents.grpo.config import GRPOConfig, preset
 from wmrl_agents.policies.vla.tiny import TinyVLAPolicy
 
+from wmrl_envs.atomic_file import write_text_atomically
 from wmrl_envs.errors import WmrlError
 from wmrl_envs.sandbox.data_shipping import content_digest
 
@@ -335,10 +336,7 @@ def _read_result(path: Path) -> dict[str, Any] | None:
 
 def _write_result(path: Path, payload: dict[str, Any]) -> None:
     """Write `payload` atomically, so that a kill leaves either the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomically(path, json.dumps(payload, indent=2))
 
 
 def _evaluate(policy: TinyVLAPolicy, settings: LiberoCompareSettings, label: str) -> dict[str, Any]:

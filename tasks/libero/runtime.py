@@ -26,13 +26,14 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import yaml
+
+from wmrl_envs.atomic_file import write_text_atomically
 
 from .assets import resolve_assets_dir
 from .errors import LiberoNotInstalled, RenderingUnavailable
@@ -195,7 +196,7 @@ def write_libero_config(assets_dir: Path) -> Path:
     config = folder / "config.yaml"
     if not config.is_file() or (folder == owned and _read_config(config) != paths):
         folder.mkdir(parents=True, exist_ok=True)
-        _write_atomically(config, yaml.safe_dump(paths, sort_keys=True))
+        write_text_atomically(config, yaml.safe_dump(paths, sort_keys=True))
     os.environ["LIBERO_CONFIG_PATH"] = str(folder)
     return folder
 
@@ -229,14 +230,3 @@ def _default_paths(assets_dir: Path) -> dict[str, Any]:
         "datasets": str(root.parent / "datasets"),
         "assets": str(assets_dir),
     }
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    handle, scratch = tempfile.mkstemp(prefix=".config-", suffix=".yaml", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
