@@ -195,7 +195,6 @@ def write_libero_config(assets_dir: Path) -> Path:
     folder = Path(chosen).expanduser() if chosen else owned
     config = folder / "config.yaml"
     if not config.is_file() or (folder == owned and _read_config(config) != paths):
-        folder.mkdir(parents=True, exist_ok=True)
         write_text_atomically(config, yaml.safe_dump(paths, sort_keys=True))
     os.environ["LIBERO_CONFIG_PATH"] = str(folder)
     return folder
