@@ -13,21 +13,24 @@ are found in one pass over the lines (no backtracking regex), a program longer t
 (``MemoryError`` on ~10 KB of repeated words, ``RecursionError`` on deep nesting) is a
 syntax error of the reply, never an exception in the caller. The check is ``compile``, not
 ``ast.parse``: it refuses what Python would refuse to run (``return`` outside a function),
-and it never builds Python AST objects, whose constructor in CPython 3.11 can be left with
-a wrong depth count by a ``RecursionError`` and then fail later, valid parses with
-``SystemError`` (seen once in the full test suite, in a later valid parse).
+and it never builds Python AST objects. Code that needs the tree asks `parse_program`, which
+compiles first and survives CPython 3.11's AST constructor failing a valid parse.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-__all__ = ["MAX_CODE_CHARS", "ExtractedCode", "extract_code", "syntax_error"]
+__all__ = ["MAX_CODE_CHARS", "ExtractedCode", "extract_code", "parse_program", "syntax_error"]
 
 MAX_CODE_CHARS = 200_000
 """Longest program parsed; generated solutions are a few KB, and parse time grows with length."""
+
+PARSE_TRIES = 3
+"""Attempts at a program that compiles before `parse_program` gives up on its tree (see there)."""
 
 _OPENER = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)")
 _PYTHON_TAGS = {"python", "py", "python3"}
@@ -103,4 +106,23 @@ def syntax_error(code: str) -> str | None:
         return "the code cannot be parsed: it is nested too deeply or is too repetitive for Python's parser"
     except ValueError as exc:
         return f"the code cannot be parsed: {exc}"
+    return None
+
+
+def parse_program(code: str) -> ast.Module | None:
+    """`code`'s syntax tree, or None where it does not compile or no tree could be built; never raises.
+
+    CPython 3.11 keeps the AST constructor's depth count in interpreter-wide state, so an ``ast.parse`` in
+    another thread (the traceback module runs one to place its ``^^^`` carets) can fail a valid parse with
+    ``SystemError: AST constructor recursion depth mismatch``; such a parse is tried again, `PARSE_TRIES` times.
+    """
+    if syntax_error(code) is not None:
+        return None
+    for _ in range(PARSE_TRIES):
+        try:
+            return ast.parse(code)
+        except SystemError:
+            continue
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     return None

@@ -1,10 +1,12 @@
 """The rule that turns an agent's reply into the program that runs."""
 
+import ast
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wmrl_envs.code_extraction import MAX_CODE_CHARS, extract_code
+from wmrl_envs.code_extraction import MAX_CODE_CHARS, extract_code, parse_program
 
 _programs = st.sampled_from(["print(1)\n", "import os\nx = os.environ['DATA_DIR']\n", "def f():\n    return 2\n"])
 
@@ -114,3 +116,36 @@ def test_valid_programs_still_parse_after_hostile_ones() -> None:
     for reply in _HOSTILE_REPLIES.values():
         extract_code(reply)
     assert extract_code("import pandas as pd\nx = pd.DataFrame({'a': [1]})\n").ok
+
+
+class ParsesWhenCollected:
+    """Garbage whose finalizer parses code, as traceback formatting does: collected in the middle of another parse."""
+
+    def __del__(self) -> None:
+        ast.parse("x = 1")
+
+
+def leave_garbage_that_parses() -> None:
+    for _ in range(100):
+        cycle: list[object] = [ParsesWhenCollected()]
+        cycle.append(cycle)
+
+
+_LONG_PROGRAM = "import pandas as pd\nmodel = Ridge().fit(X, y)\n" * 3000
+
+
+def _at_depth(depth: int) -> ast.Module | None:
+    return _at_depth(depth - 1) if depth else parse_program(_LONG_PROGRAM)
+
+
+def test_a_valid_program_parses_when_a_parse_runs_inside_it() -> None:
+    # CPython 3.11 fails such a parse with SystemError (AST constructor recursion depth mismatch).
+    for _ in range(3):
+        leave_garbage_that_parses()
+        tree = _at_depth(40)
+        assert tree is not None and len(tree.body) == 6000
+
+
+@pytest.mark.parametrize("code", ["", "def f(:\n", "x = (" * 200 + ")" * 200, "1" * (MAX_CODE_CHARS + 1)])
+def test_code_that_does_not_compile_has_no_tree(code: str) -> None:
+    assert parse_program(code) is None

@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 
-from wmrl_envs.code_extraction import syntax_error
+from wmrl_envs.code_extraction import parse_program
 
 __all__ = ["FEATURE_NAMES", "code_features"]
 
@@ -128,14 +128,12 @@ def code_features(code: str) -> dict[str, float]:
     features["n_comments"] = float(sum(1 for line in lines if line.strip().startswith("#")))
     features["mentions_submission_path"] = float("SUBMISSION_PATH" in code)
     features["mentions_data_dir"] = float("DATA_DIR" in code)
-    # compile() first: hostile text (deep nesting, repeated words) must read as unparseable code, and only
-    # compile() fails on it safely (see code_extraction); ast.parse then runs on what Python accepts.
-    if syntax_error(code) is not None:
+    tree = parse_program(code)  # hostile text (deep nesting, repeated words) reads as unparseable code
+    if tree is None:
         # Text counts still say something about a program that does not parse (what it meant to do).
         names = Counter(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
         _count_names(features, names)
         return features
-    tree = ast.parse(code)
     features["parses"] = 1.0
     names: Counter[str] = Counter()
     keywords: dict[str, list[float]] = {}

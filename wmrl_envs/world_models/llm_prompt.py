@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from wmrl_envs.code_extraction import parse_program
 from wmrl_envs.competition import Competition
 from wmrl_envs.data_summary import data_summary
 from wmrl_envs.grading import Leaderboard
@@ -367,9 +368,8 @@ def _line_rank(line: str, i: int, n: int) -> int:
 
 def _statement_units(text: str, n: int) -> list[tuple[int, int]]:
     """Line ranges [start, end) that are kept or cut together: whole simple statements, single lines otherwise."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_program(text)
+    if tree is None:
         return [(i, i + 1) for i in range(n)]
     owner = list(range(n))  # owner[i]: first line of the unit holding line i
     for node in ast.walk(tree):
@@ -422,10 +422,7 @@ def _cut_middle(text: str, budget: int, counter: TokenCounter) -> str:
 def _strip_comments(code: str) -> str:
     """`code` without comment-only lines, docstrings and runs of blank lines (best effort on broken code)."""
     drop: set[int] = set()
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
+    tree = parse_program(code)
     if tree is not None:
         for node in ast.walk(tree):
             if (
