@@ -59,7 +59,15 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         "--sweep",
         action="store_true",
         help="also run the world-model quality sweep: world-model-only, WMRL, debias-only and denoise-only on the "
-        "surrogate made worse by a monotone bias, by per-solution noise, and by both",
+        "surrogate made worse by a monotone bias, by per-solution noise, and by both, and on the cheap-execution proxy",
+    )
+    compare.add_argument(
+        "--sweep-levels",
+        nargs="+",
+        choices=("surrogate", "proxy"),
+        default=None,
+        help="which of the sweep's world models to run: surrogate (its three worse levels), proxy (default: both); "
+        "pool the reports to put levels run apart into one table",
     )
     compare.add_argument(
         "--sweep-seeds",
@@ -107,8 +115,14 @@ def run_compare_command(args: argparse.Namespace) -> int:
     sweep_seeds = (args.seeds if args.sweep_seeds is None else args.sweep_seeds) if args.sweep else 0
     if args.sweep_seeds is not None and not (args.sweep and 1 <= args.sweep_seeds <= args.seeds):
         raise SystemExit(f"wmrl compare: --sweep-seeds needs --sweep and a value in 1..--seeds ({args.seeds})")
-    if args.sweep and args.world_model != "surrogate":
-        raise SystemExit("wmrl compare: the quality sweep degrades the learned surrogate; drop --world-model proxy")
+    if args.sweep_levels is not None and not args.sweep:
+        raise SystemExit("wmrl compare: --sweep-levels needs --sweep")
+    sweep_levels = args.sweep_levels or ["surrogate", "proxy"]
+    if args.sweep and "surrogate" in sweep_levels and args.world_model != "surrogate":
+        raise SystemExit(
+            "wmrl compare: the sweep's surrogate levels degrade the learned surrogate; drop --world-model proxy "
+            "or pass --sweep-levels proxy"
+        )
     methods = args.methods or list(_METHODS + (_ABLATIONS if args.ablation else ()))
     preset = compare_preset(args.preset)
     run_dir = args.run_dir or Path("runs") / f"compare-{args.preset}"
@@ -126,6 +140,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
             workers=args.workers,
             data_root=None if args.data_root is None else str(args.data_root),
             sweep_seeds=sweep_seeds,
+            sweep_world_models=sweep_levels,
         )
     )
     report["command"] = " ".join(_command(args, sweep_seeds))
@@ -149,6 +164,7 @@ def _command(args: argparse.Namespace, sweep_seeds: int) -> list[str]:
     command += ["--seed", str(args.seed), "--seeds", str(args.seeds)]
     command += ["--ablation"] if args.ablation else []
     command += ["--sweep", "--sweep-seeds", str(sweep_seeds)] if args.sweep else []
+    command += ["--sweep-levels", *args.sweep_levels] if args.sweep_levels else []
     command += ["--methods", *args.methods] if args.methods else []
     command += ["--executor", args.executor] if args.executor else []
     return command + ray_flag_args(args)

@@ -270,7 +270,7 @@ def _draw_sweep(
     untrained = report["sweep"]["initial"]["mean"]
     axis.axhline(untrained, color="gray", linestyle="--", linewidth=1, label=f"untrained policy: {untrained:.3f}")
     axis.set_xticks(range(len(names)), [n.replace(" + ", "\n+ ") for n in names], fontsize=8)
-    axis.set_xlabel("world model (the learned surrogate, made worse)")
+    axis.set_xlabel("world model (the learned surrogate made worse; the cheap-execution proxy)")
     axis.set_ylabel(f"held-out avg@{report['eval_k']} position score")
     axis.set_title(f"World-model quality sweep (seeds {_seed_list(report['sweep']['seeds'])}, 95% t)")
     axis.legend(fontsize=8, loc="best")

@@ -40,7 +40,9 @@ from wmrl_envs.sandbox import make_executor
 from wmrl_envs.sandbox.base import Executor
 
 __all__ = [
+    "PROXY_LEVEL",
     "SWEEP_METHODS",
+    "SWEEP_WORLD_MODELS",
     "SeedRun",
     "compare_seed",
     "pool_runs",
@@ -52,6 +54,10 @@ __all__ = [
 
 SWEEP_METHODS = SWEPT
 """What the quality sweep trains at each level: the uncorrected source, WMRL, and each correction alone."""
+SWEEP_WORLD_MODELS = ("surrogate", "proxy")
+"""The sweep's world models: the surrogate made worse (`QUALITY_LEVELS`) and the cheap-execution proxy."""
+PROXY_LEVEL = "cheap-execution proxy"
+"""The sweep level of the proxy: a world model that runs the solution on a slice of the data (biased, noisy)."""
 MEMO_AUDIT_RUNS = 8
 """Replayed evaluation programs run again at the end to check that replaying them was faithful (`memo.audit`)."""
 
@@ -68,11 +74,13 @@ def run_compare(
     workers: int | None = None,
     data_root: str | None = None,
     sweep_seeds: int = 0,
+    sweep_world_models: Sequence[str] = SWEEP_WORLD_MODELS,
     show: bool = True,
 ) -> dict[str, Any]:
     """Train and evaluate each of `methods` on every seed of `seeds`; returns the pooled report (JSON-able).
 
-    `sweep_seeds` > 0 also runs the world-model quality sweep (`sweep_seed`) on that many of the seeds. `ray`
+    `sweep_seeds` > 0 also runs the world-model quality sweep (`sweep_seed`, on `sweep_world_models`) on that
+    many of the seeds. `ray`
     holds `RayOptions` fields for ``executor="ray"``. Every real run (evaluations, world-model builds, training)
     goes through one sandbox, so a warm pool or a Ray cluster is started once.
     """
@@ -93,12 +101,13 @@ def run_compare(
         reports = []
         for index, seed in enumerate(seeds):
             seeded, seed_dir = config.replace(seed=seed), run_dir / f"seed-{seed}"
-            wanted = methods if index >= sweep_seeds else [*methods, *SWEEP_METHODS]
+            degrades = index < sweep_seeds and "surrogate" in sweep_world_models
+            wanted = [*methods, *SWEEP_METHODS] if degrades else methods  # the surrogate, built if anything uses it
             built, spend = _build(preset, wanted, seeded, world_model, seed_dir, sandbox)
             run = SeedRun(preset, seeded, seed_dir, built, spend, sandbox, evaluation, show)
             report = compare_seed(run, methods)
             if index < sweep_seeds:
-                report["sweep"] = sweep_seed(run)
+                report["sweep"] = sweep_seed(run, sweep_world_models)
             _write(report, seed_dir)
             reports.append(report)
         audit = evaluation.audit(MEMO_AUDIT_RUNS, seed=seeds[0])
@@ -212,21 +221,38 @@ def compare_seed(run: SeedRun, methods: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def sweep_seed(run: SeedRun) -> dict[str, Any]:
-    """The quality sweep on one seed: `SWEEP_METHODS` on the seed's surrogate made worse at each `QUALITY_LEVELS`."""
-    built = run.built
-    if built is None or built.kind != "surrogate":
-        raise ValueError("the world-model quality sweep degrades the learned surrogate: use --world-model surrogate")
-    levels = {}
-    for quality in QUALITY_LEVELS:
-        worse = dataclasses.replace(built, predictor=DegradedPredictor(built.predictor, quality, run.config.seed))
-        level_dir = run.seed_dir / "sweep" / _slug(quality.name)
-        rows = {}
-        for method in SWEEP_METHODS:
-            console.note(f"seed {run.config.seed}, world model {quality.name}: training with {method}")
-            _, rows[method] = run.train(method, worse, level_dir / method, run.config.steps)
-        levels[quality.name] = {"quality": dataclasses.asdict(quality), "methods": rows}
+def sweep_seed(run: SeedRun, world_models: Sequence[str] = SWEEP_WORLD_MODELS) -> dict[str, Any]:
+    """The quality sweep on one seed: `SWEEP_METHODS` on each level of `world_models` ("surrogate": the seed's
+    surrogate made worse at each `QUALITY_LEVELS`; "proxy": the cheap-execution proxy, `PROXY_LEVEL`)."""
+    unknown = sorted(set(world_models) - set(SWEEP_WORLD_MODELS))
+    if unknown or not world_models:
+        raise ValueError(f"sweep levels {unknown or 'none'}: choose from {', '.join(SWEEP_WORLD_MODELS)}")
+    levels: dict[str, Any] = {}
+    if "surrogate" in world_models:
+        built = run.built
+        if built is None or built.kind != "surrogate":
+            raise ValueError("the sweep's surrogate levels degrade the learned surrogate: use --world-model surrogate")
+        for quality in QUALITY_LEVELS:
+            worse = dataclasses.replace(built, predictor=DegradedPredictor(built.predictor, quality, run.config.seed))
+            rows = _sweep_level(run, worse, quality.name)
+            levels[quality.name] = {"quality": dataclasses.asdict(quality), "world_model": "surrogate", "methods": rows}
+    if "proxy" in world_models:
+        proxy = build_world_model("proxy", run.config, [], run.seed_dir, 0, executor=run.sandbox)
+        levels[PROXY_LEVEL] = {
+            "quality": None,
+            "world_model": "proxy",
+            "methods": _sweep_level(run, proxy, PROXY_LEVEL),
+        }
     return levels
+
+
+def _sweep_level(run: SeedRun, built: BuiltWorldModel, name: str) -> dict[str, dict[str, Any]]:
+    """Each of `SWEEP_METHODS` trained on `built`, the sweep level `name`: their rows for the seed's report."""
+    rows = {}
+    for method in SWEEP_METHODS:
+        console.note(f"seed {run.config.seed}, world model {name}: training with {method}")
+        _, rows[method] = run.train(method, built, run.seed_dir / "sweep" / _slug(name) / method, run.config.steps)
+    return rows
 
 
 def _write(report: dict[str, Any], seed_dir: Path) -> None:
@@ -492,6 +518,20 @@ def _merge(kept: dict[str, Any], other: dict[str, Any], origin: str) -> dict[str
             )
     merged = {**other, **kept, "methods": {**other["methods"], **kept["methods"]}}
     merged["real_budget_matched"] = kept.get("real_budget_matched") or other.get("real_budget_matched")
-    if other.get("sweep") and not kept.get("sweep"):
-        merged["sweep"] = other["sweep"]
+    sweep = _merged_sweep(kept.get("sweep") or {}, other.get("sweep") or {}, other["seed"], origin)
+    if sweep:
+        merged["sweep"] = sweep
     return merged
+
+
+def _merged_sweep(kept: dict[str, Any], other: dict[str, Any], seed: int, origin: str) -> dict[str, Any]:
+    """One seed's sweep levels from two reports, `kept`'s first: a level both ran must have scored the same."""
+    for name in kept.keys() & other.keys():
+        for method, row in other[name]["methods"].items():
+            mine = kept[name]["methods"].get(method)
+            if mine is not None and mine["heldout_avg_at_k"] != row["heldout_avg_at_k"]:
+                raise ValueError(
+                    f"seed {seed}, sweep level {name}: {method} scored {row['heldout_avg_at_k']} in {origin} but "
+                    f"{mine['heldout_avg_at_k']} elsewhere; the same seed must reproduce (same preset and code?)"
+                )
+    return {**kept, **{name: level for name, level in other.items() if name not in kept}}

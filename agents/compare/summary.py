@@ -154,20 +154,22 @@ def _mean_of_present(values: Any) -> float | None:
 
 
 def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Per quality level, over the seeds that ran the sweep: each method's held-out interval and real runs, and
-    the paired differences that say what carried WMRL there (the main comparison is the surrogate as fit). Real
-    GRPO needs no world model: its run is the reference at every level, so WMRL - real is paired at each; the
-    untrained policy's score over the same seeds is the floor."""
+    """Per quality level, over the seeds that ran it: each method's held-out interval, real runs and world-model
+    sandbox runs (the proxy's), and the paired differences that say what carried WMRL there (the main comparison
+    is the surrogate as fit). Real GRPO needs no world model: its run is the reference at every level, so WMRL -
+    real is paired at each; the untrained policy's score over the swept seeds is the floor."""
     swept = [r for r in reports if r.get("sweep")]
     levels: dict[str, Any] = {}
     if not swept:
         return {"seeds": [], "levels": levels}
     as_fit = any(m in r["methods"] for r in swept for m in SWEPT)
-    names = (["surrogate as fit"] if as_fit else []) + list(swept[0]["sweep"])
+    names = (["surrogate as fit"] if as_fit else []) + list(dict.fromkeys(n for r in swept for n in r["sweep"]))
     for name in names:
+        ran = [r for r in swept if name == "surrogate as fit" or name in r["sweep"]]
         scores: dict[str, dict[int, float]] = {}
         runs: dict[str, list[float]] = {}
-        for report in swept:
+        wm_runs: dict[str, list[float]] = {}
+        for report in ran:
             rows = report["methods"] if name == "surrogate as fit" else report["sweep"][name]["methods"]
             if "real" in report["methods"]:
                 rows = {"real": report["methods"]["real"], **rows}
@@ -175,6 +177,7 @@ def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 if method in SWEEP_REPORTED:
                     scores.setdefault(method, {})[report["seed"]] = row["heldout_avg_at_k"]
                     runs.setdefault(method, []).append(row["real_runs"])
+                    wm_runs.setdefault(method, []).append(row.get("world_model_sandbox_runs", 0))
         pairs = [
             ("wmrl", "world_model"),
             ("wmrl", "real"),
@@ -182,10 +185,18 @@ def summarize_sweep(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
             ("debias_only", "wmrl"),
             ("denoise_only", "wmrl"),
         ]
+        level = {} if name == "surrogate as fit" else ran[0]["sweep"][name]
         levels[name] = {
-            "quality": None if name == "surrogate as fit" else swept[0]["sweep"][name]["quality"],
+            "quality": level.get("quality"),
+            "world_model": level.get("world_model", "surrogate"),
+            "seeds": [r["seed"] for r in ran],
             "methods": {
-                m: {"heldout": mean_interval(list(s.values())).to_dict(), "per_seed": s, "real_runs": _mean(runs[m])}
+                m: {
+                    "heldout": mean_interval(list(s.values())).to_dict(),
+                    "per_seed": s,
+                    "real_runs": _mean(runs[m]),
+                    "world_model_sandbox_runs": _mean(wm_runs[m]),
+                }
                 for m, s in scores.items()
             },
             "differences": {

@@ -60,3 +60,26 @@ def test_the_proxy_world_models_own_runs_are_counted_apart_from_real_runs(pool_r
     # Every prediction ran the solution on a slice of the data in the sandbox: counted, with its CPU seconds.
     assert row["world_model_sandbox_runs"] == row["world_model_calls"] - row["failed_calls"] > 0
     assert row["world_model_cpu_s"] > 0
+
+
+@pytest.mark.slow
+def test_the_sweeps_proxy_level_trains_every_swept_method_on_the_proxy(pool_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "leaderboards"
+    argv = ["compare", "--preset", "smoke", "--methods", "real", "--sweep", "--sweep-levels", "proxy"]
+    argv += ["--out-dir", str(out), "--run-dir", str(tmp_path / "runs"), "--data-root", str(pool_root)]
+    assert main(argv) == 0
+    report = json.loads((out / "compare-smoke.json").read_text())
+    assert report["per_seed"]["0"]["world_model"] is None  # nothing used the surrogate, so none was built
+    assert list(report["sweep"]["levels"]) == ["cheap-execution proxy"]
+    level = report["sweep"]["levels"]["cheap-execution proxy"]
+    assert set(level["methods"]) == {"real", "world_model", "wmrl", "debias_only", "denoise_only"}
+    assert level["world_model"] == "proxy" and "wmrl - real" in level["differences"]
+    assert level["methods"]["world_model"]["real_runs"] == 0  # the proxy's runs are its own, counted apart
+    assert level["methods"]["world_model"]["world_model_sandbox_runs"] > 0
+    assert level["methods"]["wmrl"]["real_runs"] > 0  # the anchors
+    assert "--sweep-levels proxy" in report["command"]
+
+
+def test_sweep_levels_without_the_sweep_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="--sweep-levels needs --sweep"):
+        main(["compare", "--preset", "smoke", "--sweep-levels", "proxy", "--out-dir", str(tmp_path)])

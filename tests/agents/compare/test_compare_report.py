@@ -350,6 +350,37 @@ def test_the_sweep_pools_per_quality_level_over_the_seeds_that_ran_it() -> None:
     assert summarize_sweep([_seed(0, 0.0)]) == {"seeds": [], "levels": {}}
 
 
+def _seed_dir(root: Path, report: dict) -> Path:
+    (root / f"seed-{report['seed']}").mkdir(parents=True)
+    (root / f"seed-{report['seed']}" / "compare.json").write_text(json.dumps({**report, "preset": "smoke"}))
+    return root
+
+
+def test_sweep_levels_run_apart_pool_into_one_sweep_and_a_rerun_level_must_reproduce(tmp_path: Path) -> None:
+    surrogate_levels = [_swept_seed(0, 0.0), _swept_seed(1, 0.05)]
+    published, _ = write_report(
+        {**summarize(compare_preset("smoke"), surrogate_levels, preset("smoke")), "sweep": {}}, tmp_path / "board"
+    )
+    published_report = json.loads(published.read_text())
+    for seed, report in zip((0, 1), surrogate_levels, strict=True):
+        published_report["per_seed"][str(seed)] = {**report, "preset": "smoke"}
+    published.write_text(json.dumps(published_report))
+    proxy_only = _seed(0, 0.0)
+    proxy_only["methods"] = {"world_model": proxy_only["methods"]["world_model"]}
+    proxy_rows = {m: {**_row(m, 0.35), "world_model_sandbox_runs": 96} for m in ("world_model", "wmrl")}
+    proxy_only["sweep"] = {"cheap-execution proxy": {"quality": None, "world_model": "proxy", "methods": proxy_rows}}
+    pooled = pool_runs(compare_preset("smoke"), [published, _seed_dir(tmp_path / "proxy", proxy_only)])
+    levels = pooled["sweep"]["levels"]
+    assert list(levels) == ["surrogate as fit", "bias p^3", "noise 0.2", "cheap-execution proxy"]
+    proxy = levels["cheap-execution proxy"]
+    assert proxy["seeds"] == [0] and levels["noise 0.2"]["seeds"] == [0, 1]  # each level over the seeds that ran it
+    assert proxy["world_model"] == "proxy" and proxy["methods"]["world_model"]["world_model_sandbox_runs"] == 96
+    assert proxy["differences"]["wmrl - real"]["mean"] == pytest.approx(0.35 - 0.40)  # real GRPO of the same seed
+    proxy_only["sweep"]["cheap-execution proxy"]["methods"]["wmrl"]["heldout_avg_at_k"] = 0.9
+    with pytest.raises(ValueError, match=r"seed 0, sweep level cheap-execution proxy: wmrl scored 0.9 .*reproduce"):
+        pool_runs(compare_preset("smoke"), [tmp_path / "proxy", _seed_dir(tmp_path / "again", proxy_only)])
+
+
 def test_the_sweep_tables_fit_100_columns() -> None:
     report = {"sweep": summarize_sweep([_swept_seed(0, 0.0), _swept_seed(1, 0.05)])}
     report["sweep"]["levels"]["bias p^3 + noise 0.2"] = report["sweep"]["levels"]["noise 0.2"]
