@@ -238,10 +238,13 @@ def sweep_seed(run: SeedRun, world_models: Sequence[str] = SWEEP_WORLD_MODELS) -
             levels[quality.name] = {"quality": dataclasses.asdict(quality), "world_model": "surrogate", "methods": rows}
     if "proxy" in world_models:
         proxy = build_world_model("proxy", run.config, [], run.seed_dir, 0, executor=run.sandbox)
+        on_proxy = dataclasses.replace(
+            run, built=proxy, build_spend=SandboxSpend()
+        )  # no share of the surrogate's build
         levels[PROXY_LEVEL] = {
             "quality": None,
             "world_model": "proxy",
-            "methods": _sweep_level(run, proxy, PROXY_LEVEL),
+            "methods": _sweep_level(on_proxy, proxy, PROXY_LEVEL),
         }
     return levels
 

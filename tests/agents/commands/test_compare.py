@@ -65,18 +65,21 @@ def test_the_proxy_world_models_own_runs_are_counted_apart_from_real_runs(pool_r
 @pytest.mark.slow
 def test_the_sweeps_proxy_level_trains_every_swept_method_on_the_proxy(pool_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "leaderboards"
-    argv = ["compare", "--preset", "smoke", "--methods", "real", "--sweep", "--sweep-levels", "proxy"]
+    argv = ["compare", "--preset", "smoke", "--methods", "world_model", "--sweep", "--sweep-levels", "proxy"]
     argv += ["--out-dir", str(out), "--run-dir", str(tmp_path / "runs"), "--data-root", str(pool_root)]
     assert main(argv) == 0
     report = json.loads((out / "compare-smoke.json").read_text())
-    assert report["per_seed"]["0"]["world_model"] is None  # nothing used the surrogate, so none was built
-    assert list(report["sweep"]["levels"]) == ["cheap-execution proxy"]
+    assert list(report["sweep"]["levels"]) == ["surrogate as fit", "cheap-execution proxy"]
     level = report["sweep"]["levels"]["cheap-execution proxy"]
-    assert set(level["methods"]) == {"real", "world_model", "wmrl", "debias_only", "denoise_only"}
-    assert level["world_model"] == "proxy" and "wmrl - real" in level["differences"]
-    assert level["methods"]["world_model"]["real_runs"] == 0  # the proxy's runs are its own, counted apart
-    assert level["methods"]["world_model"]["world_model_sandbox_runs"] > 0
+    assert set(level["methods"]) == {"world_model", "wmrl", "debias_only", "denoise_only"}
+    assert level["world_model"] == "proxy" and "wmrl - world_model" in level["differences"]
+    assert level["methods"]["world_model"]["world_model_sandbox_runs"] > 0  # the proxy's runs, counted apart
     assert level["methods"]["wmrl"]["real_runs"] > 0  # the anchors
+    seed = report["per_seed"]["0"]
+    on_surrogate, on_proxy = seed["methods"]["world_model"], seed["sweep"]["cheap-execution proxy"]["methods"]
+    assert on_surrogate["real_runs"] == seed["world_model"]["build_real_runs"] > 0 and on_surrogate["real_cpu_s"] > 0
+    # The surrogate's build is charged to the methods that used it, not to those trained on the proxy.
+    assert on_proxy["world_model"]["real_runs"] == 0 and on_proxy["world_model"]["real_cpu_s"] == 0.0
     assert "--sweep-levels proxy" in report["command"]
 
 
