@@ -103,7 +103,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         table_rows,
         write_report,
     )
-    from wmrl_agents.compare.run import pool_runs
+    from wmrl_agents.compare.run import SWEEP_WORLD_MODELS, pool_runs
 
     from wmrl_envs import console
 
@@ -117,7 +117,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         raise SystemExit(f"wmrl compare: --sweep-seeds needs --sweep and a value in 1..--seeds ({args.seeds})")
     if args.sweep_levels is not None and not args.sweep:
         raise SystemExit("wmrl compare: --sweep-levels needs --sweep")
-    sweep_levels = args.sweep_levels or ["surrogate", "proxy"]
+    sweep_levels = args.sweep_levels or SWEEP_WORLD_MODELS
     if args.sweep and "surrogate" in sweep_levels and args.world_model != "surrogate":
         raise SystemExit(
             "wmrl compare: the sweep's surrogate levels degrade the learned surrogate; drop --world-model proxy "

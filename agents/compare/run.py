@@ -80,8 +80,7 @@ def run_compare(
     """Train and evaluate each of `methods` on every seed of `seeds`; returns the pooled report (JSON-able).
 
     `sweep_seeds` > 0 also runs the world-model quality sweep (`sweep_seed`, on `sweep_world_models`) on that
-    many of the seeds. `ray`
-    holds `RayOptions` fields for ``executor="ray"``. Every real run (evaluations, world-model builds, training)
+    many of the seeds. `ray` holds `RayOptions` fields for ``executor="ray"``. Every real run (evaluations, world-model builds, training)
     goes through one sandbox, so a warm pool or a Ray cluster is started once.
     """
     if not seeds or len(set(seeds)) != len(seeds):
@@ -238,9 +237,8 @@ def sweep_seed(run: SeedRun, world_models: Sequence[str] = SWEEP_WORLD_MODELS) -
             levels[quality.name] = {"quality": dataclasses.asdict(quality), "world_model": "surrogate", "methods": rows}
     if "proxy" in world_models:
         proxy = build_world_model("proxy", run.config, [], run.seed_dir, 0, executor=run.sandbox)
-        on_proxy = dataclasses.replace(
-            run, built=proxy, build_spend=SandboxSpend()
-        )  # no share of the surrogate's build
+        # Trained on the proxy, the methods carry no share of the surrogate's build.
+        on_proxy = dataclasses.replace(run, built=proxy, build_spend=SandboxSpend())
         levels[PROXY_LEVEL] = {
             "quality": None,
             "world_model": "proxy",
